@@ -1,0 +1,301 @@
+#include "base/event_loop.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "base/tuning.h"
+
+namespace toroid {
+
+namespace {
+
+constexpr uint64_t kTick = tuning::kTimerTickNs;
+constexpr uint32_t kSlots = tuning::kTimerWheelSlots;
+constexpr uint32_t kSlotMask = kSlots - 1;
+
+// Fire order: deadline, then arm order. Total, so fire order is a function of
+// the arm sequence alone.
+bool fires_before(const Timer* a, uint64_t a_seq, const Timer* b, uint64_t b_seq) {
+  if (a->deadline() != b->deadline()) return a->deadline() < b->deadline();
+  return a_seq < b_seq;
+}
+
+// Set once if the kernel lacks epoll_pwait2 (before 5.11): sleep in ms then.
+std::atomic<bool> g_no_pwait2{false};
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#else
+  asm volatile("" ::: "memory");
+#endif
+}
+
+}  // namespace
+
+// ---- Timer -----------------------------------------------------------------
+
+Timer::~Timer() {
+  if (wheel_) wheel_->cancel(*this);
+}
+
+// ---- TimerWheel ------------------------------------------------------------
+//
+// Invariant: an armed timer on a slot list sits at "tick position" L, where
+// L = max(deadline tick, cursor_tick_ when it was linked), L >= cursor_tick_,
+// and its slot is L mod kSlots. A timer at L = cursor tick with an earlier
+// deadline is one armed in the past: it lives in the cursor's slot, which the
+// next expire() walks first.
+
+TimerWheel::TimerWheel(uint64_t now_ns) : slots_(kSlots, nullptr), cursor_tick_(now_ns / kTick) {}
+
+TimerWheel::~TimerWheel() {
+  // Timers outlive the wheel in some teardown orders: leave them unarmed so
+  // their destructors do not reach back into freed memory.
+  auto drop = [](Timer* t) {
+    while (t) {
+      Timer* next = t->next_;
+      t->wheel_ = nullptr;
+      t->prev_ = t->next_ = nullptr;
+      t = next;
+    }
+  };
+  for (Timer*& head : slots_) { drop(head); head = nullptr; }
+  drop(firing_);
+  firing_ = nullptr;
+  count_ = 0;
+}
+
+void TimerWheel::link(Timer& t) {
+  const uint64_t tick = std::max(t.deadline_ / kTick, cursor_tick_);
+  const uint32_t slot = static_cast<uint32_t>(tick & kSlotMask);
+  t.slot_ = slot;
+  t.prev_ = nullptr;
+  t.next_ = slots_[slot];
+  if (t.next_) t.next_->prev_ = &t;
+  slots_[slot] = &t;
+}
+
+void TimerWheel::unlink(Timer& t) {
+  Timer*& head = t.slot_ == kFiringSlot ? firing_ : slots_[t.slot_];
+  if (t.prev_) t.prev_->next_ = t.next_;
+  else head = t.next_;
+  if (t.next_) t.next_->prev_ = t.prev_;
+  t.prev_ = t.next_ = nullptr;
+}
+
+void TimerWheel::arm(Timer& t, uint64_t deadline_ns) {
+  if (t.wheel_ && t.wheel_ != this) t.wheel_->cancel(t);
+  if (t.wheel_ == this) {
+    unlink(t);
+    if (t.deadline_ <= cached_next_) next_dirty_ = true;  // may have been the minimum
+  } else {
+    ++count_;
+  }
+  t.wheel_ = this;
+  t.deadline_ = deadline_ns;
+  t.seq_ = arm_seq_++;
+  link(t);
+  if (!next_dirty_ && deadline_ns < cached_next_) cached_next_ = deadline_ns;
+}
+
+void TimerWheel::cancel(Timer& t) {
+  if (t.wheel_ != this) return;
+  unlink(t);
+  t.wheel_ = nullptr;
+  --count_;
+  if (t.deadline_ <= cached_next_) next_dirty_ = true;
+}
+
+uint32_t TimerWheel::expire(uint64_t now_ns) {
+  if (expiring_ || count_ == 0) {
+    // Nothing to walk, but keep the cursor moving so a later arm in the past
+    // lands in the slot the next walk starts from.
+    if (!expiring_) cursor_tick_ = std::max(cursor_tick_, now_ns / kTick);
+    return 0;
+  }
+  const uint64_t end_tick = std::max(now_ns / kTick, cursor_tick_);
+  const uint64_t walk = std::min<uint64_t>(end_tick - cursor_tick_ + 1, kSlots);
+
+  // Detach every due timer onto a singly linked list (next_ only).
+  Timer* due = nullptr;
+  uint32_t ndue = 0;
+  for (uint64_t i = 0; i < walk; ++i) {
+    const uint32_t slot = static_cast<uint32_t>((cursor_tick_ + i) & kSlotMask);
+    for (Timer* t = slots_[slot]; t;) {
+      Timer* next = t->next_;
+      if (t->deadline_ <= now_ns) {
+        unlink(*t);
+        t->slot_ = kFiringSlot;
+        t->next_ = due;
+        due = t;
+        ++ndue;
+      }
+      t = next;
+    }
+  }
+  cursor_tick_ = end_tick;
+  if (ndue == 0) return 0;
+
+  // Bottom-up merge sort by (deadline, arm order): no allocation, and the
+  // list is short (the due timers of one walk).
+  for (uint32_t width = 1; width < ndue; width *= 2) {
+    Timer* out = nullptr;
+    Timer** tail = &out;
+    Timer* rest = due;
+    while (rest) {
+      Timer* a = rest;
+      Timer* p = a;
+      for (uint32_t k = 1; k < width && p->next_; ++k) p = p->next_;
+      Timer* b = p->next_;
+      p->next_ = nullptr;
+      Timer* q = b;
+      for (uint32_t k = 1; k < width && q && q->next_; ++k) q = q->next_;
+      if (q) { rest = q->next_; q->next_ = nullptr; }
+      else rest = nullptr;
+      while (a && b) {
+        if (fires_before(b, b->seq_, a, a->seq_)) { *tail = b; b = b->next_; }
+        else { *tail = a; a = a->next_; }
+        tail = &(*tail)->next_;
+      }
+      *tail = a ? a : b;
+      while (*tail) tail = &(*tail)->next_;
+    }
+    due = out;
+  }
+  // Make it the doubly linked firing list so callbacks can cancel or re-arm
+  // timers that are due but not yet fired.
+  Timer* prev = nullptr;
+  for (Timer* t = due; t; t = t->next_) { t->prev_ = prev; prev = t; }
+  firing_ = due;
+  next_dirty_ = true;
+
+  expiring_ = true;
+  uint32_t fired = 0;
+  while (Timer* t = firing_) {
+    unlink(*t);
+    t->wheel_ = nullptr;
+    --count_;
+    ++fired;
+    if (t->cb_) t->cb_(t->ctx_);  // may destroy, re-arm or cancel anything
+  }
+  expiring_ = false;
+  return fired;
+}
+
+uint64_t TimerWheel::scan_next() const {
+  uint64_t best = kNever;
+  for (const Timer* t = firing_; t; t = t->next_) best = std::min(best, t->deadline_);
+  // Walk slots in tick order from the cursor. After the slot of tick W, every
+  // timer not yet seen has a deadline >= (W + 1) * tick (see the invariant
+  // above), so a minimum below that is final.
+  for (uint32_t i = 0; i < kSlots; ++i) {
+    const uint64_t tick = cursor_tick_ + i;
+    for (const Timer* t = slots_[tick & kSlotMask]; t; t = t->next_) best = std::min(best, t->deadline_);
+    if (best < (tick + 1) * kTick) break;
+  }
+  return best;
+}
+
+uint64_t TimerWheel::next_deadline() const {
+  if (count_ == 0) return kNever;
+  if (next_dirty_) {
+    cached_next_ = scan_next();
+    next_dirty_ = false;
+  }
+  return cached_next_;
+}
+
+// ---- EventLoop -------------------------------------------------------------
+
+EventLoop::EventLoop(const Clock& clock) : clock_(clock), timers_(clock.now_ns()) {}
+
+EventLoop::~EventLoop() {
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+}
+
+void EventLoop::add_poller(Poller* p) { pollers_.push_back(p); }
+
+void EventLoop::remove_poller(Poller* p) { std::erase(pollers_, p); }
+
+Status EventLoop::add_wait_fd(int fd) {
+  if (epoll_fd_ < 0) {
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0) return error(Code::kIo, "epoll_create1: %s", std::strerror(errno));
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0)
+    return error(Code::kIo, "epoll_ctl add fd %d: %s", fd, std::strerror(errno));
+  return Status::ok();
+}
+
+bool EventLoop::run_once() {
+  bool busy = false;
+  // By index: a poller may add or remove pollers from inside poll().
+  for (size_t i = 0; i < pollers_.size(); ++i) busy |= pollers_[i]->poll();
+  if (timers_.expire(now()) > 0) busy = true;
+  if (busy) ++idle_.busy_rounds;
+  else ++idle_.idle_rounds;
+  return busy;
+}
+
+void EventLoop::idle_reset() {
+  idle_rounds_ = 0;
+  sleep_ns_ = 0;
+}
+
+void EventLoop::idle_step(uint64_t hard_deadline) {
+  // The sim scheduler owns virtual time: sleeping would only stall it.
+  if (clock_.is_virtual()) return;
+  if (idle_rounds_ < tuning::kIdleSpinRounds) { ++idle_rounds_; return; }
+  if (idle_rounds_ < tuning::kIdleSpinRounds + tuning::kIdlePauseRounds) {
+    ++idle_rounds_;
+    cpu_relax();
+    return;
+  }
+
+  const uint64_t start = now();
+  const uint64_t limit = std::min(timers_.next_deadline(), hard_deadline);
+  if (limit <= start) return;  // a timer is due (or the wait is over): no sleep
+  sleep_ns_ = sleep_ns_ == 0 ? tuning::kIdleSleepMinNs : std::min(sleep_ns_ * 2, tuning::kIdleSleepMaxNs);
+  const uint64_t dur = std::min(sleep_ns_, limit - start);
+
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(dur / kSec);
+  ts.tv_nsec = static_cast<long>(dur % kSec);
+  if (epoll_fd_ >= 0) {
+    epoll_event ev[8];
+    int n = -1;
+    if (!g_no_pwait2.load(std::memory_order_relaxed)) {
+      n = epoll_pwait2(epoll_fd_, ev, 8, &ts, nullptr);
+      if (n < 0 && errno == ENOSYS) g_no_pwait2.store(true, std::memory_order_relaxed);
+    }
+    if (g_no_pwait2.load(std::memory_order_relaxed)) {
+      const int ms = static_cast<int>(std::min<uint64_t>((dur + kMs - 1) / kMs, 1u << 30));
+      n = epoll_wait(epoll_fd_, ev, 8, ms);
+    }
+    if (n > 0) ++idle_.wakeups_by_fd;
+  } else {
+    clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);  // EINTR: just wake early
+  }
+  ++idle_.sleeps;
+  idle_.slept_ns += now() - start;
+}
+
+Status EventLoop::timeout_status(const char* what, uint64_t timeout_ns) {
+  char buf[32];
+  format_duration(timeout_ns, buf, sizeof buf);
+  return error(Code::kTimeout, "%s did not finish within %s", what ? what : "wait", buf);
+}
+
+}  // namespace toroid

@@ -1,0 +1,44 @@
+// Every tunable constant of the runtime, in one place, each next to the
+// static_assert that keeps it sane. Change them here, nowhere else.
+#pragma once
+#include <cstdint>
+
+namespace toroid::tuning {
+
+// ---- event loop ------------------------------------------------------------
+constexpr uint64_t kTimerTickNs = 1000;         // timer wheel slot width (1 us)
+constexpr uint32_t kTimerWheelSlots = 1024;     // one revolution = 1.024 ms
+static_assert((kTimerWheelSlots & (kTimerWheelSlots - 1)) == 0, "power of two");
+constexpr uint32_t kIdleSpinRounds = 2000;      // idle rounds spent spinning
+constexpr uint32_t kIdlePauseRounds = 2000;     // then rounds with a pause insn
+constexpr uint64_t kIdleSleepMinNs = 20 * 1000;        // first sleep
+constexpr uint64_t kIdleSleepMaxNs = 1000 * 1000;      // sleeps double up to this
+static_assert(kIdleSleepMinNs <= kIdleSleepMaxNs);
+
+// ---- packets and ports -----------------------------------------------------
+constexpr uint16_t kPacketHeadroom = 128;       // room for headers in front of data
+constexpr uint32_t kBurst = 32;                 // rx/tx burst size
+constexpr uint32_t kPoolSlabPackets = 16;       // pools grow lazily by this many
+constexpr uint32_t kSimFrameBytes = 1024;       // sim port max frame (Ethernet header included)
+constexpr uint32_t kSimPoolMaxPackets = 4096;   // per-node cap on sim packet buffers
+static_assert(kSimFrameBytes >= 256 && kSimFrameBytes <= 9216);
+
+// ---- sim link model (defaults; --link-latency / --link-bw override) ---------
+constexpr uint64_t kSimLinkLatencyNs = 100;     // wire + switch-less hop latency
+constexpr double kSimLinkBytesPerNs = 2.0;      // 2 GB/s per direction
+constexpr uint64_t kSimTxBacklogNs = 20 * 1000; // a port takes no more than 20 us of queued bytes
+constexpr uint32_t kSimRxQueueMax = 4096;       // rx ring cap per sim port (overflow is counted)
+constexpr uint64_t kSimReorderHoldNs = 2000;    // a reordered frame is held back up to this
+constexpr uint32_t kSimMaxStepRounds = 100000;  // guard: one node step never spins forever
+
+// ---- boot and link training ------------------------------------------------
+constexpr uint64_t kHelloIntervalNs = 200 * 1000;      // resend hello every 200 us
+constexpr uint64_t kTrainTimeoutSimNs = 20 * 1000 * 1000;   // 20 ms of virtual time
+constexpr uint64_t kTrainTimeoutRealNs = 5ull * 1000 * 1000 * 1000;  // 5 s on real rigs
+
+// ---- collectives -----------------------------------------------------------
+constexpr uint64_t kCollTimeoutSimNs = 500ull * 1000 * 1000;       // 0.5 s virtual
+constexpr uint64_t kCollTimeoutRealNs = 30ull * 1000 * 1000 * 1000; // 30 s real
+constexpr uint32_t kCollTxQueue = 512;          // frames a node may queue per port
+
+}  // namespace toroid::tuning

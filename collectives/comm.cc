@@ -1,0 +1,109 @@
+#include "collectives/comm.h"
+
+namespace toroid {
+
+const CounterField kCollCountersFields[] = {
+    TOROID_COUNTER(CollCounters, rx_packets),   TOROID_COUNTER(CollCounters, rx_stale),
+    TOROID_COUNTER(CollCounters, rx_malformed), TOROID_COUNTER(CollCounters, tx_blocked),
+    TOROID_COUNTER(CollCounters, ops_started),  TOROID_COUNTER(CollCounters, ops_ok),
+    TOROID_COUNTER(CollCounters, ops_failed),
+};
+const int kCollCountersFieldCount = sizeof(kCollCountersFields) / sizeof(kCollCountersFields[0]);
+
+Comm::Comm(NetStack& net, EventLoop& loop, const Logger& log, uint16_t context, uint64_t timeout_ns)
+    : net_(net), loop_(loop), log_(log), context_(context), timeout_ns_(timeout_ns) {
+  deadline_.set_callback(&Comm::on_timeout, this);
+  inbox_.resize(net.port_count());
+}
+
+Comm::~Comm() {
+  ring_.abort();
+  for (auto& box : inbox_) {
+    while (box.head) {
+      Packet* p = box.head;
+      box.head = p->next;
+      p->free();
+    }
+  }
+}
+
+void Comm::on_packet(uint16_t port, Packet* p) {
+  if (port >= inbox_.size()) inbox_.resize(port + 1);
+  Inbox& box = inbox_[port];
+  p->next = nullptr;
+  if (box.tail) box.tail->next = p;
+  else box.head = p;
+  box.tail = p;
+  ++box.count;
+}
+
+Packet* Comm::inbox_pop(uint16_t port) {
+  Inbox& box = inbox_[port];
+  Packet* p = box.head;
+  if (!p) return nullptr;
+  box.head = p->next;
+  if (!box.head) box.tail = nullptr;
+  --box.count;
+  p->next = nullptr;
+  return p;
+}
+
+Status Comm::begin(const char* what) {
+  if (active_) return error(Code::kBusy, "%s: operation %u (%s) is still in flight", what, tag_, what_);
+  ++tag_;
+  active_ = true;
+  finished_ = false;
+  what_ = what;
+  result_ = Status::ok();
+  ++ctr_.ops_started;
+  loop_.timers().arm(deadline_, loop_.now() + timeout_ns_);
+  return Status::ok();
+}
+
+Status Comm::start_allreduce_sum_i64(int64_t* data, uint32_t count) {
+  Status st = begin("allreduce");
+  if (!st) return st;
+  ring_.start(this, data, count);
+  return Status::ok();
+}
+
+Status Comm::start_barrier() {
+  Status st = begin("barrier");
+  if (!st) return st;
+  ring_.start(this, nullptr, 0);
+  return Status::ok();
+}
+
+void Comm::finish(Status st) {
+  loop_.timers().cancel(deadline_);
+  active_ = false;
+  finished_ = true;
+  if (st) ++ctr_.ops_ok;
+  else ++ctr_.ops_failed;
+  result_ = std::move(st);
+}
+
+bool Comm::test(Status* result) {
+  if (!finished_) return false;
+  *result = result_;
+  return true;
+}
+
+bool Comm::poll() {
+  if (!active_) return false;
+  const bool moved = ring_.progress();
+  if (ring_.done()) finish(ring_.status());
+  return moved;
+}
+
+void Comm::on_timeout(void* self) {
+  auto* c = static_cast<Comm*>(self);
+  if (!c->active_) return;
+  char dur[32];
+  std::string waiting = c->ring_.waiting_for();
+  c->ring_.abort();
+  c->finish(error(Code::kTimeout, "%s (operation %u) did not finish within %s; waiting for %s", c->what_, c->tag_,
+                  format_duration(c->timeout_ns_, dur, sizeof dur), waiting.c_str()));
+}
+
+}  // namespace toroid

@@ -1,0 +1,33 @@
+#include "firmware/job.h"
+
+#include "firmware/jobs/selftest_job.h"
+#include "firmware/jobs/train_job.h"
+
+namespace toroid {
+
+const char* verdict_name(CaseVerdict v) {
+  switch (v) {
+    case CaseVerdict::kPass: return "PASS";
+    case CaseVerdict::kFail: return "FAIL";
+    case CaseVerdict::kSkip: return "SKIP";
+  }
+  return "?";
+}
+
+const char* known_jobs() { return "selftest, train"; }
+
+bool is_known_job(const std::string& name) { return name == "selftest" || name == "train"; }
+
+Result<std::unique_ptr<Job>> make_job(const JobContext& ctx) {
+  const std::string& name = ctx.personality.job;
+  std::unique_ptr<Job> job;
+  if (name == "selftest") job = std::make_unique<SelftestJob>(ctx);
+  else if (name == "train") job = std::make_unique<TrainJob>();
+  else return error(Code::kInvalid, "unknown job '%s' (known: %s)", name.c_str(), known_jobs());
+  if (!ctx.personality.job_args.empty())
+    return error(Code::kInvalid, "job %s takes no arguments (got '%s')", name.c_str(),
+                 ctx.personality.job_args.begin()->first.c_str());
+  return job;
+}
+
+}  // namespace toroid

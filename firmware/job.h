@@ -1,0 +1,60 @@
+// A job is what a node runs after it booted: the collectives self-test, a
+// benchmark, an application. Jobs are non-blocking state machines polled by
+// the node's event loop, so the same job runs unchanged in every rig.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/event_loop.h"
+#include "base/log.h"
+#include "base/status.h"
+#include "firmware/personality.h"
+
+namespace toroid {
+
+class Comm;
+class NetStack;
+
+enum class CaseVerdict : uint8_t { kPass, kFail, kSkip };
+const char* verdict_name(CaseVerdict v);
+
+struct CaseResult {
+  std::string coll;    // "allreduce"
+  std::string algo;    // "torus-ring"
+  std::string name;    // "int64 sum n=1001"
+  CaseVerdict verdict = CaseVerdict::kPass;
+  uint64_t elapsed_ns = 0;
+  std::string detail;  // why it failed or was skipped
+};
+
+struct JobContext {
+  const Personality& personality;
+  NetStack& net;
+  Comm& comm;
+  EventLoop& loop;
+  const Logger& log;
+};
+
+class Job {
+ public:
+  virtual ~Job() = default;
+  virtual void start() = 0;
+  virtual bool poll() = 0;  // true if anything moved
+  virtual bool done() const = 0;
+  // ok, or the first failure.
+  virtual Status status() const = 0;
+  const std::vector<CaseResult>& cases() const { return cases_; }
+
+ protected:
+  std::vector<CaseResult> cases_;
+};
+
+// Known jobs: "selftest", "train". Unknown names and bad job arguments are
+// errors that name them.
+Result<std::unique_ptr<Job>> make_job(const JobContext& ctx);
+const char* known_jobs();
+bool is_known_job(const std::string& name);
+
+}  // namespace toroid

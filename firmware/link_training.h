@@ -1,0 +1,69 @@
+// Link training at boot: on every port the node sends a hello carrying its
+// coordinates and that port's direction, and checks the hello it receives
+// against what its personality says is cabled there (the neighbour one hop
+// along the port's direction, on the opposite port). A mismatch names the
+// port as miswired; silence until the deadline names it as a dead link.
+//
+// Handshake (per port, over a medium that may drop frames): hellos repeat
+// every interval until this side has heard the peer and seen the peer hear
+// it (flags HEARD, DONE). A hello without DONE is always answered, also after
+// this node finished training, so the slower side always completes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/event_loop.h"
+#include "base/log.h"
+#include "firmware/personality.h"
+#include "netstack/netstack.h"
+
+namespace toroid {
+
+class LinkTrainer final : public HelloHandler {
+ public:
+  LinkTrainer(NetStack& net, EventLoop& loop, const Logger& log, const Personality& p, uint64_t boot_id,
+              uint64_t timeout_ns);
+  ~LinkTrainer() override = default;
+
+  void start();
+  bool finished() const { return finished_; }
+  // First failure (kMiswired / kTimeout naming node and port) or ok.
+  const Status& status() const { return status_; }
+  // "port0 x+ -> 1,0,0 x-, port1 x- -> ..." for the boot log.
+  std::string summary() const;
+  uint32_t trained_ports() const;
+
+  void on_hello(uint16_t port, const wire::HelloBody& hello) override;
+
+ private:
+  enum class PortState : uint8_t { kWaiting, kHeard, kDone, kFailed };
+  struct PortTrain {
+    PortState state = PortState::kWaiting;
+    bool heard = false;
+    Coord peer;
+    Dir peer_dir = Dir::kXp;
+    uint64_t hellos_sent = 0;
+  };
+  void send(uint16_t port);
+  void fail_port(uint16_t port, Status st);
+  void check_finished();
+  static void on_resend(void* self);
+  static void on_deadline(void* self);
+  std::string port_label(uint16_t port) const;
+
+  NetStack& net_;
+  EventLoop& loop_;
+  const Logger& log_;
+  const Personality& p_;
+  uint64_t boot_id_;
+  uint64_t timeout_ns_;
+  std::vector<PortTrain> ports_;
+  Timer resend_;
+  Timer deadline_;
+  bool started_ = false;
+  bool finished_ = false;
+  Status status_;
+};
+
+}  // namespace toroid

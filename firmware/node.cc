@@ -1,0 +1,100 @@
+#include "firmware/node.h"
+
+#include "base/rng.h"
+
+namespace toroid {
+
+const char* node_state_name(NodeState s) {
+  switch (s) {
+    case NodeState::kCreated: return "created";
+    case NodeState::kTraining: return "training";
+    case NodeState::kRunning: return "running";
+    case NodeState::kPassed: return "passed";
+    case NodeState::kFailed: return "failed";
+  }
+  return "?";
+}
+
+Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std::vector<Port*>& ports,
+           const NodeOptions& opt)
+    : p_(p), opt_(opt), log_("[node " + p.coord.to_string() + "]"), loop_(clock) {
+  net_ = std::make_unique<NetStack>(p_.dims, p_.coord, pool);
+  for (uint16_t i = 0; i < ports.size(); ++i) net_->add_port(i, ports[i]);
+  for (uint16_t i = 0; i < p_.ports.size() && i < ports.size(); ++i) net_->map_dir(p_.ports[i].dir, i);
+  const uint64_t boot_id = mix64(p_.seed ^ mix64(rank_of(p_.coord, p_.dims)));
+  trainer_ = std::make_unique<LinkTrainer>(*net_, loop_, log_, p_, boot_id, opt_.train_timeout_ns);
+  net_->set_hello_handler(trainer_.get());
+  comm_ = std::make_unique<Comm>(*net_, loop_, log_, /*context=*/1, opt_.coll_timeout_ns);
+  net_->set_handler(wire::PacketType::kCollective, comm_.get());
+  loop_.add_poller(net_.get());
+  loop_.add_poller(comm_.get());
+  loop_.add_poller(&seq_);
+}
+
+Node::~Node() = default;
+
+void Node::boot() {
+  boot_ns_ = loop_.now();
+  if (opt_.log_boot) log_.info("personality: %s", p_.describe().c_str());
+  if (p_.ports.size() != net_->port_count()) {
+    fail(error(Code::kInvalid, "node %s: personality names %zu ports but the rig gave %u", p_.node_name().c_str(),
+               p_.ports.size(), net_->port_count()),
+         true);
+    return;
+  }
+  state_ = NodeState::kTraining;
+  trainer_->start();
+}
+
+void Node::fail(Status st, bool during_boot) {
+  state_ = NodeState::kFailed;
+  boot_failed_ = during_boot;
+  status_ = std::move(st);
+  done_ns_ = loop_.now();
+  if (!during_boot || trainer_->status()) log_.error("FAIL: %s", status_.message().c_str());
+}
+
+bool Node::advance() {
+  switch (state_) {
+    case NodeState::kTraining: {
+      if (!trainer_->finished()) return false;
+      if (!trainer_->status()) {
+        // The trainer already logged each bad port by name.
+        fail(trainer_->status(), true);
+        log_.error("boot failed: %u of %zu links trained", trainer_->trained_ports(), p_.ports.size());
+        return true;
+      }
+      trained_ns_ = loop_.now();
+      if (opt_.log_boot) {
+        char dur[32];
+        log_.info("trained %u links in %s: %s", trainer_->trained_ports(),
+                  format_duration(trained_ns_ - boot_ns_, dur, sizeof dur), trainer_->summary().c_str());
+      }
+      auto job = make_job(JobContext{p_, *net_, *comm_, loop_, log_});
+      if (!job) {
+        fail(job.status(), true);
+        return true;
+      }
+      job_ = std::move(job.value());
+      state_ = NodeState::kRunning;
+      job_->start();
+      return true;
+    }
+    case NodeState::kRunning: {
+      const bool moved = job_->poll();
+      if (!job_->done()) return moved;
+      done_ns_ = loop_.now();
+      if (!job_->status()) {
+        fail(job_->status(), false);
+        return true;
+      }
+      state_ = NodeState::kPassed;
+      if (opt_.log_verdict) log_.info("PASS: job %s, %zu cases", p_.job.c_str(), job_->cases().size());
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace toroid

@@ -1,0 +1,91 @@
+// Node: one compute node's runtime, the same in every rig. Wires its ports
+// into the netstack, the collectives and the job, and runs the boot
+// sequence: print the personality, train every link, then run the job.
+// Single-threaded and run-to-completion: everything happens in pollers and
+// timers of its EventLoop; the rig decides who drives that loop (the sim
+// scheduler, or run_until() in a node process).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/event_loop.h"
+#include "base/log.h"
+#include "collectives/comm.h"
+#include "drivers/port.h"
+#include "firmware/job.h"
+#include "firmware/link_training.h"
+#include "firmware/personality.h"
+#include "netstack/netstack.h"
+
+namespace toroid {
+
+struct NodeOptions {
+  uint64_t train_timeout_ns = tuning::kTrainTimeoutRealNs;
+  uint64_t coll_timeout_ns = tuning::kCollTimeoutRealNs;
+  bool log_boot = true;      // personality and trained-links lines
+  bool log_verdict = true;   // the node's own verdict line
+};
+
+enum class NodeState : uint8_t { kCreated, kTraining, kRunning, kPassed, kFailed };
+const char* node_state_name(NodeState s);
+
+class Node {
+ public:
+  // ports[i] is the port the personality calls ports[i]; the node does not own them.
+  Node(const Personality& p, const Clock& clock, PacketPool& pool, const std::vector<Port*>& ports,
+       const NodeOptions& opt);
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Start the boot sequence (logs the personality, starts link training).
+  void boot();
+  EventLoop& loop() { return loop_; }
+  NodeState state() const { return state_; }
+  bool finished() const { return state_ == NodeState::kPassed || state_ == NodeState::kFailed; }
+  // ok, or the first failure (boot or job).
+  const Status& status() const { return status_; }
+  bool boot_failed() const { return boot_failed_; }
+  const Personality& personality() const { return p_; }
+  const Logger& log() const { return log_; }
+  const Job* job() const { return job_.get(); }
+  const NetStack& net() const { return *net_; }
+  const LinkTrainer& trainer() const { return *trainer_; }
+  const Comm& comm() const { return *comm_; }
+  uint64_t boot_ns() const { return boot_ns_; }
+  uint64_t trained_ns() const { return trained_ns_; }
+  uint64_t done_ns() const { return done_ns_; }
+
+ private:
+  // Drives the boot sequence and the job from inside the event loop.
+  class Sequencer final : public Poller {
+   public:
+    explicit Sequencer(Node* n) : n_(n) {}
+    bool poll() override { return n_->advance(); }
+
+   private:
+    Node* n_;
+  };
+  bool advance();
+  void fail(Status st, bool during_boot);
+
+  Personality p_;
+  NodeOptions opt_;
+  Logger log_;
+  EventLoop loop_;
+  std::unique_ptr<NetStack> net_;
+  std::unique_ptr<LinkTrainer> trainer_;
+  std::unique_ptr<Comm> comm_;
+  std::unique_ptr<Job> job_;
+  Sequencer seq_{this};
+  NodeState state_ = NodeState::kCreated;
+  Status status_;
+  bool boot_failed_ = false;
+  uint64_t boot_ns_ = 0;
+  uint64_t trained_ns_ = 0;
+  uint64_t done_ns_ = 0;
+};
+
+}  // namespace toroid

@@ -1,0 +1,62 @@
+// The node's identity, as on Blue Gene: partition dims, own coordinates, the
+// map from its ports to torus directions (with each port's driver and
+// address), the job to run and the seed. Read from command-line flags or a
+// key = value file (the QEMU rig later reads it from the kernel command line)
+// and validated before anything else runs: every problem is reported in one
+// line that names the field.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/torus.h"
+
+namespace toroid {
+
+struct PortSpec {
+  std::string name;     // "port0"
+  Dir dir = Dir::kXp;   // the torus direction this port is cabled to
+  std::string driver;   // "sim" (more drivers come with the host rig)
+  std::string address;  // driver-specific (socket path, interface, PCI address)
+};
+
+struct Personality {
+  Dims dims;
+  Coord coord;
+  std::vector<PortSpec> ports;  // index = port index
+  std::string job;
+  std::map<std::string, std::string> job_args;  // "--count 10" -> {"count": "10"}
+  uint64_t seed = 1;
+
+  // Which fields were given (validate() reports the missing ones).
+  bool has_dims = false;
+  bool has_coord = false;
+
+  std::string node_name() const { return coord.to_string(); }
+  // One line: "dims 2x2x2 coord 1,0,1 job selftest seed 1 ports port0=x+ ...".
+  std::string describe() const;
+};
+
+// Checks: required fields present (dims, coord, job), coordinate inside dims,
+// no two ports with one name or one direction, a port only where the
+// dimension has a link, and a port for every direction that has one.
+Status validate(const Personality& p);
+
+// "key = value" lines; '#' starts a comment. Keys: dims, coord, job, seed,
+// port (value "NAME DIR DRIVER [ADDRESS]", repeatable), arg (value "KEY VALUE").
+// `source` names the input in messages ("personality.txt line 3: ...").
+Result<Personality> parse_personality_text(const std::string& text, const std::string& source);
+Result<Personality> parse_personality_file(const std::string& path);
+// Command-line form of the same keys: --dims 2x2x2 --coord 1,0,1 --job selftest
+// --seed 7 --port NAME:DIR:DRIVER[:ADDRESS] (repeatable) --arg KEY=VALUE, and
+// --personality FILE to start from a file (dims/coord/job/seed flags override
+// it; ports add to its ports).
+Result<Personality> parse_personality_args(const std::vector<std::string>& args);
+
+// The ports a rig gives a node at `coord` by default: port i cabled to the
+// i-th direction that has a link, in the order x+ x- y+ y- z+ z-.
+std::vector<PortSpec> default_ports(const Dims& dims, const std::string& driver);
+
+}  // namespace toroid

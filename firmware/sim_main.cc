@@ -1,0 +1,145 @@
+// toroid-sim: run a partition in the sim rig (all nodes in this process,
+// virtual time, seeded faults). `./toroid sim` and `./toroid selftest` call it.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "base/log.h"
+#include "firmware/job.h"
+#include "firmware/sim_rig.h"
+
+using namespace toroid;
+
+namespace {
+
+const char kUsage[] =
+    "usage: toroid-sim --dims XxYxZ --job JOB [options]\n"
+    "\n"
+    "Runs every node of an XxYxZ torus partition in this process, stepped in\n"
+    "virtual time by a deterministic scheduler: the same seed gives the same\n"
+    "packet trace. Each node boots from its personality, trains its links,\n"
+    "then runs JOB; the rig prints one results table and a verdict line.\n"
+    "\n"
+    "options:\n"
+    "  --dims XxYxZ          partition shape, each size 1..256 (required)\n"
+    "  --job JOB             selftest | train (required)\n"
+    "  --seed N              seed for faults and test data (default 1)\n"
+    "  --faults SPEC         comma list of faults (default none):\n"
+    "                          drop=P corrupt=P dup=P reorder=P  probabilities 0..1\n"
+    "                          delay=D    extra latency on every frame (e.g. 2us)\n"
+    "                          jitter=D   extra random latency, uniform in [0, D]\n"
+    "                          linkdown=X.Y.Z:DIR@T  cut that node's DIR link at\n"
+    "                          virtual time T (no @T: dead from boot); repeatable\n"
+    "                        e.g. drop=0.05,corrupt=0.01,linkdown=1.0.1:x+@300us\n"
+    "  --link-latency D      per-hop latency (default 100ns)\n"
+    "  --link-bw GBPS        per-direction link bandwidth in GB/s (default 2)\n"
+    "  --swap-ports X.Y.Z:D1,D2  cross two ports in that node's personality (a\n"
+    "                        miswired cable; link training must catch it); repeatable\n"
+    "  --time-limit D        virtual time limit (default 10s)\n"
+    "  --quiet               no per-node boot lines, no progress lines\n"
+    "  --log-level L         error | warn | info | debug (default info)\n"
+    "  --help                this text\n"
+    "\n"
+    "exit status: 0 every node passed, 1 a node failed, 2 usage error\n";
+
+int usage_error(const char* fmt, const std::string& arg) {
+  fprintf(stderr, "toroid-sim: ");
+  fprintf(stderr, fmt, arg.c_str());
+  fprintf(stderr, "\n(toroid-sim --help for usage)\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SimOptions opt;
+  bool have_dims = false, have_job = false;
+  std::string faults_spec;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string val;
+    const auto eq = arg.find('=');
+    bool inline_val = false;
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      val = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      inline_val = true;
+    }
+    auto need = [&](std::string* out) -> bool {
+      if (inline_val) { *out = val; return true; }
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    if (arg == "--help" || arg == "-h") {
+      fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--quiet") {
+      opt.log_boot = false;
+      opt.progress = false;
+    } else if (arg == "--dims" || arg == "--job" || arg == "--seed" || arg == "--faults" ||
+               arg == "--link-latency" || arg == "--link-bw" || arg == "--swap-ports" || arg == "--time-limit" ||
+               arg == "--log-level") {
+      std::string v;
+      if (!need(&v)) return usage_error("option %s needs a value", arg);
+      if (arg == "--dims") {
+        auto d = parse_dims(v);
+        if (!d) return usage_error("%s", d.status().message());
+        opt.dims = *d;
+        have_dims = true;
+      } else if (arg == "--job") {
+        opt.job = v;
+        have_job = true;
+      } else if (arg == "--seed") {
+        char* end = nullptr;
+        opt.seed = std::strtoull(v.c_str(), &end, 10);
+        if (v.empty() || *end) return usage_error("--seed '%s' is not a non-negative integer", v);
+      } else if (arg == "--faults") {
+        faults_spec = v;
+      } else if (arg == "--link-latency") {
+        if (!parse_duration_ns(v.c_str(), &opt.link.latency_ns))
+          return usage_error("--link-latency '%s' is not a duration (e.g. 100ns, 1us)", v);
+      } else if (arg == "--link-bw") {
+        char* end = nullptr;
+        const double gbps = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end || !(gbps > 0) || gbps > 1000)
+          return usage_error("--link-bw '%s' is not a bandwidth in GB/s (0 < bw <= 1000)", v);
+        opt.link.bytes_per_ns = gbps;
+      } else if (arg == "--swap-ports") {
+        if (!have_dims) return usage_error("%s", "--swap-ports must come after --dims");
+        auto sw = parse_port_swap(v, opt.dims);
+        if (!sw) return usage_error("%s", sw.status().message());
+        opt.swaps.push_back(*sw);
+      } else if (arg == "--time-limit") {
+        if (!parse_duration_ns(v.c_str(), &opt.time_limit_ns) || opt.time_limit_ns == 0)
+          return usage_error("--time-limit '%s' is not a positive duration", v);
+      } else if (arg == "--log-level") {
+        LogLevel lvl;
+        if (!parse_log_level(v, &lvl)) return usage_error("--log-level '%s': use error, warn, info or debug", v);
+        set_log_level(lvl);
+      }
+    } else {
+      return usage_error("unknown option '%s'", arg);
+    }
+  }
+  if (!have_dims) return usage_error("%s", "missing --dims XxYxZ");
+  if (!have_job) return usage_error("%s", std::string("missing --job (known: ") + known_jobs() + ")");
+  if (!is_known_job(opt.job))
+    return usage_error("%s", "unknown job '" + opt.job + "' (known: " + known_jobs() + ")");
+  auto plan = parse_fault_plan(faults_spec, opt.dims);
+  if (!plan) return usage_error("%s", plan.status().message());
+  opt.faults = *plan;
+
+  SimRig rig(opt);
+  Status st = rig.build();
+  if (!st) {
+    fprintf(stderr, "toroid-sim: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (opt.log_boot)
+    printf("sim: %s partition, %u nodes, job %s, seed %lu, faults %s\n", opt.dims.to_string().c_str(),
+           opt.dims.nodes(), opt.job.c_str(), static_cast<unsigned long>(opt.seed), opt.faults.to_string().c_str());
+  const SimSummary s = rig.run();
+  return rig.report(s);
+}

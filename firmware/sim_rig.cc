@@ -1,0 +1,264 @@
+#include "firmware/sim_rig.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "collectives/comm.h"
+
+namespace toroid {
+
+namespace {
+double wall_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+Result<PortSwap> parse_port_swap(const std::string& s, const Dims& dims) {
+  const auto colon = s.find(':');
+  const auto comma = s.find(',', colon == std::string::npos ? 0 : colon);
+  if (colon == std::string::npos || comma == std::string::npos)
+    return error(Code::kInvalid, "swap-ports '%s': expected X.Y.Z:DIR1,DIR2 (e.g. 1.0.1:x+,x-)", s.c_str());
+  auto node = parse_coord(s.substr(0, colon), dims);
+  if (!node) return error(node.status().code(), "swap-ports: %s", node.status().message().c_str());
+  PortSwap sw;
+  sw.node = *node;
+  const std::string a = s.substr(colon + 1, comma - colon - 1), b = s.substr(comma + 1);
+  if (!parse_dir(a, &sw.a) || !parse_dir(b, &sw.b))
+    return error(Code::kInvalid, "swap-ports '%s': directions must be x+ x- y+ y- z+ z-", s.c_str());
+  if (sw.a == sw.b) return error(Code::kInvalid, "swap-ports '%s': the two directions are the same", s.c_str());
+  if (!has_link(sw.a, dims) || !has_link(sw.b, dims))
+    return error(Code::kInvalid, "swap-ports '%s': dims %s have no link in one of those directions", s.c_str(),
+                 dims.to_string().c_str());
+  return sw;
+}
+
+// One node of the rig as the scheduler sees it.
+struct SimRig::SimNode final : SimEndpoint {
+  HeapPacketPool pool{tuning::kSimFrameBytes + tuning::kPacketHeadroom, tuning::kSimPoolMaxPackets};
+  std::vector<SimPort*> ports;  // physical ports, in default (cabling) order
+  std::unique_ptr<Node> node;
+  bool booted = false;
+  uint64_t livelocks = 0;
+
+  uint64_t sim_step(uint64_t now) override {
+    if (!booted) {
+      booted = true;
+      node->boot();
+    }
+    uint32_t rounds = 0;
+    while (node->loop().run_once()) {
+      if (++rounds >= tuning::kSimMaxStepRounds) {
+        ++livelocks;  // still busy: let the others run, come back in 1 ns
+        return now + 1;
+      }
+    }
+    return node->loop().next_deadline();
+  }
+};
+
+SimRig::SimRig(SimOptions opt) : opt_(std::move(opt)) {}
+
+SimRig::~SimRig() {
+  // Nodes hold packets of other nodes' pools in their queues: destroy every
+  // node first, then the fabric (which frees what is in flight), then pools.
+  for (auto& n : nodes_) n->node.reset();
+  fabric_.reset();
+}
+
+const Node& SimRig::node(uint32_t rank) const { return *nodes_[rank]->node; }
+
+Status SimRig::build() {
+  const Dims& dims = opt_.dims;
+  fabric_ = std::make_unique<SimFabric>(opt_.seed, opt_.link, opt_.faults);
+  const auto cabling = default_ports(dims, "sim");
+  const uint32_t n = dims.nodes();
+  nodes_.reserve(n);
+  for (uint32_t r = 0; r < n; ++r) {
+    auto sn = std::make_unique<SimNode>();
+    const uint32_t id = fabric_->add_node(sn.get());
+    for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, tuning::kSimFrameBytes));
+    nodes_.push_back(std::move(sn));
+  }
+  // Port index of each direction in the cabling order.
+  int port_of_dir[kNumDirs];
+  for (int& v : port_of_dir) v = -1;
+  for (size_t i = 0; i < cabling.size(); ++i) port_of_dir[static_cast<int>(cabling[i].dir)] = static_cast<int>(i);
+  // One cable per (node, plus direction): node.d+ <-> neighbour.d-.
+  std::vector<int> link_of(static_cast<size_t>(n) * kNumDirs, -1);
+  for (uint32_t r = 0; r < n; ++r) {
+    const Coord c = coord_of(r, dims);
+    for (int d = 0; d < kDims; ++d) {
+      const Dir plus = dir_of(d, true);
+      if (!has_link(plus, dims)) continue;
+      const uint32_t peer = rank_of(neighbour(c, plus, dims), dims);
+      SimPort* a = nodes_[r]->ports[port_of_dir[static_cast<int>(plus)]];
+      SimPort* b = nodes_[peer]->ports[port_of_dir[static_cast<int>(opposite(plus))]];
+      const int link = fabric_->connect(a, b);
+      link_of[r * kNumDirs + static_cast<int>(plus)] = link;
+      link_of[peer * kNumDirs + static_cast<int>(opposite(plus))] = link;
+    }
+  }
+  for (const auto& cut : opt_.faults.linkdown) {
+    const int link = link_of[rank_of(cut.node, dims) * kNumDirs + static_cast<int>(cut.dir)];
+    if (link < 0)
+      return error(Code::kInvalid, "faults: linkdown %s:%s: no link there", cut.node.to_string().c_str(),
+                   dir_name(cut.dir));
+    fabric_->cut_link(link, cut.at_ns);
+  }
+  NodeOptions no;
+  no.train_timeout_ns = tuning::kTrainTimeoutSimNs;
+  no.coll_timeout_ns = tuning::kCollTimeoutSimNs;
+  no.log_boot = opt_.log_boot;
+  no.log_verdict = false;  // the rig prints one table; failures are still logged
+  for (uint32_t r = 0; r < n; ++r) {
+    Personality p;
+    p.dims = dims;
+    p.coord = coord_of(r, dims);
+    p.has_dims = p.has_coord = true;
+    p.job = opt_.job;
+    p.seed = opt_.seed;
+    p.ports = cabling;
+    for (const auto& sw : opt_.swaps) {
+      if (!(sw.node == p.coord)) continue;
+      std::swap(p.ports[port_of_dir[static_cast<int>(sw.a)]].dir, p.ports[port_of_dir[static_cast<int>(sw.b)]].dir);
+    }
+    Status st = validate(p);
+    if (!st) return st;
+    std::vector<Port*> ports(nodes_[r]->ports.begin(), nodes_[r]->ports.end());
+    nodes_[r]->node = std::make_unique<Node>(p, fabric_->clock(), nodes_[r]->pool, ports, no);
+    fabric_->wake(r, 0);
+  }
+  return Status::ok();
+}
+
+SimSummary SimRig::run() {
+  SimSummary s;
+  s.nodes = node_count();
+  const double wall0 = wall_seconds();
+  double last_progress = wall0;
+  constexpr uint64_t kSlice = 100 * kUs;
+  uint64_t t = 0;
+  for (;;) {
+    t += kSlice;
+    fabric_->run(t);
+    uint32_t finished = 0, boot_failed = 0;
+    for (const auto& sn : nodes_) {
+      finished += sn->node->finished();
+      boot_failed += sn->node->boot_failed();
+    }
+    if (finished == s.nodes || boot_failed > 0 || fabric_->idle() || t >= opt_.time_limit_ns) {
+      if (boot_failed > 0 && finished < s.nodes)
+        kLog.error("sim: %u node(s) failed to boot; stopping the partition", boot_failed);
+      else if (finished < s.nodes && fabric_->idle())
+        kLog.error("sim: no events left but %u node(s) unfinished (a wait without a timeout?)", s.nodes - finished);
+      else if (finished < s.nodes) {
+        char lim[32];
+        kLog.error("sim: virtual time limit %s reached with %u node(s) unfinished",
+                   format_duration(opt_.time_limit_ns, lim, sizeof lim), s.nodes - finished);
+      }
+      break;
+    }
+    const double now = wall_seconds();
+    if (opt_.progress && now - last_progress >= 2.0) {
+      last_progress = now;
+      char vt[32];
+      kLog.info("sim: %s virtual, %u/%u nodes done, %lu events", format_duration(fabric_->now(), vt, sizeof vt),
+                finished, s.nodes, static_cast<unsigned long>(fabric_->stats().events));
+    }
+  }
+  s.wall_s = wall_seconds() - wall0;
+  s.trace_hash = fabric_->trace_hash();
+  for (const auto& sn : nodes_) {
+    const Node& nd = *sn->node;
+    if (nd.state() == NodeState::kPassed) ++s.passed;
+    else if (nd.state() == NodeState::kFailed) ++s.failed;
+    else ++s.unfinished;
+    s.boot_failures += nd.boot_failed();
+    s.virtual_ns = std::max(s.virtual_ns, nd.finished() ? nd.done_ns() : fabric_->now());
+    if (s.first_error.empty() && nd.state() == NodeState::kFailed)
+      s.first_error = nd.log().prefix() + " " + nd.status().to_string();
+  }
+  return s;
+}
+
+int SimRig::report(const SimSummary& s) const {
+  // Aggregate the cases over all nodes, in the order the first node ran them.
+  struct Row {
+    std::string coll, algo, name;
+    uint32_t pass = 0, fail = 0, skip = 0;
+    uint64_t max_ns = 0;
+    std::string detail;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, size_t> index;
+  uint32_t ran_job = 0;
+  for (const auto& sn : nodes_) {
+    const Job* job = sn->node->job();
+    if (!job) continue;
+    ++ran_job;
+    for (const auto& c : job->cases()) {
+      const std::string key = c.coll + "\t" + c.algo + "\t" + c.name;
+      auto it = index.find(key);
+      if (it == index.end()) {
+        it = index.emplace(key, rows.size()).first;
+        rows.push_back(Row{c.coll, c.algo, c.name});
+      }
+      Row& r = rows[it->second];
+      if (c.verdict == CaseVerdict::kPass) ++r.pass;
+      else if (c.verdict == CaseVerdict::kFail) ++r.fail;
+      else ++r.skip;
+      if (r.detail.empty() && !c.detail.empty()) r.detail = c.detail;
+      r.max_ns = std::max(r.max_ns, c.elapsed_ns);
+    }
+  }
+  printf("\n%s on sim %s (%u nodes), seed %lu, faults %s\n", opt_.job.c_str(), opt_.dims.to_string().c_str(), s.nodes,
+         static_cast<unsigned long>(opt_.seed), opt_.faults.to_string().c_str());
+  if (!rows.empty()) {
+    printf("%-11s %-12s %-20s %-6s %-11s %s\n", "collective", "algorithm", "case", "result", "nodes", "time (max)");
+    uint32_t cases_ok = 0;
+    for (const auto& r : rows) {
+      const bool ok = r.fail == 0 && r.pass + r.skip == s.nodes;
+      cases_ok += ok;
+      char nodes[32], dur[32];
+      snprintf(nodes, sizeof nodes, "%u/%u", r.pass, s.nodes);
+      printf("%-11s %-12s %-20s %-6s %-11s %s%s%s\n", r.coll.c_str(), r.algo.c_str(), r.name.c_str(),
+             ok ? (r.pass ? "PASS" : "SKIP") : "FAIL", nodes, format_duration(r.max_ns, dur, sizeof dur),
+             r.detail.empty() ? "" : "  ", r.detail.c_str());
+    }
+    printf("cases: %u/%zu passed on every node\n", cases_ok, rows.size());
+  } else if (ran_job == 0) {
+    printf("no node ran its job\n");
+  }
+  // Link and medium counters, summed over the partition.
+  LinkCounters links;
+  NetCounters net;
+  CollCounters coll;
+  for (const auto& sn : nodes_) {
+    const Node& nd = *sn->node;
+    for (uint16_t i = 0; i < nd.net().port_count(); ++i)
+      add_counters(&links, &nd.net().link(i).counters(), kLinkCountersFields, kLinkCountersFieldCount);
+    add_counters(&net, &nd.net().counters(), kNetCountersFields, kNetCountersFieldCount);
+    add_counters(&coll, &nd.comm().counters(), kCollCountersFields, kCollCountersFieldCount);
+  }
+  printf("links: %s\n", format_counters(&links, kLinkCountersFields, kLinkCountersFieldCount).c_str());
+  const std::string net_s = format_counters(&net, kNetCountersFields, kNetCountersFieldCount);
+  if (!net_s.empty()) printf("netstack: %s\n", net_s.c_str());
+  printf("collectives: %s\n", format_counters(&coll, kCollCountersFields, kCollCountersFieldCount).c_str());
+  printf("medium: %s\n", format_counters(&fabric_->stats(), kFabricStatsFields, kFabricStatsFieldCount).c_str());
+  printf("trace hash: %016lx\n", static_cast<unsigned long>(s.trace_hash));
+  char vt[32];
+  const bool pass = s.passed == s.nodes;
+  printf("verdict: %s (%u/%u nodes passed", pass ? "PASS" : "FAIL", s.passed, s.nodes);
+  if (s.failed) printf(", %u failed", s.failed);
+  if (s.boot_failures) printf(" (%u at boot)", s.boot_failures);
+  if (s.unfinished) printf(", %u unfinished", s.unfinished);
+  printf(") in %s virtual, %.2f s wall\n", format_duration(s.virtual_ns, vt, sizeof vt), s.wall_s);
+  if (!pass && !s.first_error.empty()) printf("first failure: %s\n", s.first_error.c_str());
+  fflush(stdout);
+  return pass ? 0 : 1;
+}
+
+}  // namespace toroid

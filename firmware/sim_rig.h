@@ -1,0 +1,74 @@
+// The sim rig: every node of the partition as an object in one process,
+// cabled by a SimFabric and stepped in virtual time by its deterministic
+// scheduler. It plays the control system's part too: it writes each node's
+// personality, cuts the links the fault plan names, stops the partition when
+// a node fails to boot, enforces a virtual-time limit, and aggregates the
+// nodes' verdicts into one table.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "drivers/sim/sim_fabric.h"
+#include "firmware/node.h"
+
+namespace toroid {
+
+// Swap which directions two ports of one node claim in its personality: a
+// crossed cable, as link training must catch it.
+struct PortSwap {
+  Coord node;
+  Dir a = Dir::kXp;
+  Dir b = Dir::kXm;
+};
+// "X.Y.Z:DIR1,DIR2"
+Result<PortSwap> parse_port_swap(const std::string& s, const Dims& dims);
+
+struct SimOptions {
+  Dims dims;
+  std::string job = "selftest";
+  uint64_t seed = 1;
+  FaultPlan faults;
+  LinkModel link;
+  std::vector<PortSwap> swaps;
+  uint64_t time_limit_ns = 10 * kSec;   // virtual
+  bool log_boot = true;                 // every node's boot lines
+  bool progress = true;                 // a progress line every few wall seconds
+};
+
+struct SimSummary {
+  uint32_t nodes = 0;
+  uint32_t passed = 0;
+  uint32_t failed = 0;
+  uint32_t unfinished = 0;
+  uint32_t boot_failures = 0;
+  uint64_t virtual_ns = 0;
+  double wall_s = 0;
+  uint64_t trace_hash = 0;
+  std::string first_error;  // "[node 1,0,1] ..." of the first failure
+};
+
+class SimRig {
+ public:
+  explicit SimRig(SimOptions opt);
+  ~SimRig();
+
+  Status build();
+  // Run to completion (every node finished, a boot failed, or the time limit).
+  SimSummary run();
+  // Print the results table and the verdict line; returns the exit status.
+  int report(const SimSummary& s) const;
+
+  SimFabric& fabric() { return *fabric_; }
+  uint32_t node_count() const { return static_cast<uint32_t>(nodes_.size()); }
+  const Node& node(uint32_t rank) const;
+
+ private:
+  struct SimNode;
+  SimOptions opt_;
+  std::unique_ptr<SimFabric> fabric_;
+  std::vector<std::unique_ptr<SimNode>> nodes_;
+};
+
+}  // namespace toroid

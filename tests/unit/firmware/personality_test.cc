@@ -1,0 +1,159 @@
+// Personality parsing and validation: every bad personality is rejected with
+// one line that names the problem.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "firmware/personality.h"
+
+#include <CppUTest/TestHarness.h>
+
+using namespace toroid;
+
+namespace {
+
+const char kGood[] =
+    "# a 2x2x1 node\n"
+    "dims = 2x2x1\n"
+    "coord = 1,0,0\n"
+    "job = selftest\n"
+    "seed = 42\n"
+    "port = port0 x+ sim\n"
+    "port = port1 x- sim\n"
+    "port = port2 y+ sim\n"
+    "port = port3 y- sim\n";
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+// Parses text and returns the error message ("" if it parsed).
+std::string err(const std::string& text) {
+  auto r = parse_personality_text(text, "p.txt");
+  return r ? "" : r.status().message();
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_GROUP(Personality){};
+
+TEST(Personality, ParsesEveryField) {
+  auto r = parse_personality_text(kGood, "p.txt");
+  CHECK_TRUE_TEXT(r.is_ok(), r.status().message().c_str());
+  CHECK(r->dims == (Dims{{2, 2, 1}}));
+  CHECK(r->coord == (Coord{{1, 0, 0}}));
+  STRCMP_EQUAL("selftest", r->job.c_str());
+  UNSIGNED_LONGS_EQUAL(42, r->seed);
+  LONGS_EQUAL(4, r->ports.size());
+  CHECK(r->ports[3].dir == Dir::kYm);
+  STRCMP_EQUAL("sim", r->ports[3].driver.c_str());
+  STRCMP_EQUAL("dims 2x2x1 coord 1,0,0 job selftest seed 42 ports port0=x+ port1=x- port2=y+ port3=y-",
+               r->describe().c_str());
+}
+
+TEST(Personality, MissingFieldIsNamed) {
+  CHECK(contains(err(replace(kGood, "dims = 2x2x1\n", "")), "missing field 'dims'"));
+  CHECK(contains(err(replace(kGood, "coord = 1,0,0\n", "")), "missing field 'coord'"));
+  CHECK(contains(err(replace(kGood, "job = selftest\n", "")), "missing field 'job'"));
+}
+
+TEST(Personality, CoordinateOutsideDims) {
+  const std::string e = err(replace(kGood, "coord = 1,0,0", "coord = 1,2,0"));
+  CHECK_TEXT(contains(e, "outside dims 2x2x1"), e.c_str());
+  CHECK_TEXT(contains(e, "line 3"), e.c_str());
+}
+
+TEST(Personality, DimsZero) {
+  const std::string e = err(replace(kGood, "dims = 2x2x1", "dims = 2x0x1"));
+  CHECK_TEXT(contains(e, "size 0"), e.c_str());
+}
+
+TEST(Personality, DuplicatePortDirection) {
+  const std::string e = err(replace(kGood, "port1 x- sim", "port1 x+ sim"));
+  CHECK_TEXT(contains(e, "duplicate port: port0 and port1 both map to x+"), e.c_str());
+}
+
+TEST(Personality, DuplicatePortName) {
+  const std::string e = err(replace(kGood, "port = port3 y- sim", "port = port2 y- sim"));
+  CHECK_TEXT(contains(e, "duplicate port name 'port2'"), e.c_str());
+}
+
+TEST(Personality, PortOnADimensionWithoutLinks) {
+  const std::string e = err(std::string(kGood) + "port = port4 z+ sim\n");
+  CHECK_TEXT(contains(e, "port4 maps to z+") && contains(e, "size 1"), e.c_str());
+}
+
+TEST(Personality, DirectionWithoutPort) {
+  const std::string e = err(replace(kGood, "port = port3 y- sim\n", ""));
+  CHECK_TEXT(contains(e, "no port for direction y-"), e.c_str());
+}
+
+TEST(Personality, UnknownKeyAndBadLines) {
+  CHECK(contains(err(std::string(kGood) + "dimz = 4\n"), "unknown key 'dimz'"));
+  CHECK(contains(err(std::string(kGood) + "just words\n"), "expected 'key = value'"));
+  CHECK(contains(err(replace(kGood, "port0 x+ sim", "port0 q+ sim")), "unknown direction 'q+'"));
+  CHECK(contains(err(replace(kGood, "seed = 42", "seed = -4")), "seed '-4'"));
+}
+
+TEST(Personality, EveryErrorIsOneLine) {
+  const std::vector<std::string> bad = {
+      replace(kGood, "dims = 2x2x1\n", ""), replace(kGood, "coord = 1,0,0", "coord = 9,9,9"),
+      replace(kGood, "dims = 2x2x1", "dims = 0x2x1"), replace(kGood, "port1 x- sim", "port1 x+ sim"),
+  };
+  for (const auto& text : bad) {
+    const std::string e = err(text);
+    CHECK_FALSE(e.empty());
+    CHECK_TEXT(e.find('\n') == std::string::npos, e.c_str());
+  }
+}
+
+TEST(Personality, FromFlags) {
+  auto r = parse_personality_args({"--dims", "2x1x1", "--coord", "1.0.0", "--job", "train", "--port",
+                                   "a:x+:memif:/run/a.sock", "--port", "b:x-:pci:0000:00:04.0", "--arg",
+                                   "count=10"});
+  CHECK_TRUE_TEXT(r.is_ok(), r.status().message().c_str());
+  STRCMP_EQUAL("/run/a.sock", r->ports[0].address.c_str());
+  STRCMP_EQUAL("0000:00:04.0", r->ports[1].address.c_str());  // colons kept in the address
+  STRCMP_EQUAL("pci", r->ports[1].driver.c_str());
+  STRCMP_EQUAL("10", r->job_args.at("count").c_str());
+  auto bad = parse_personality_args({"--dims", "2x1x1", "--coord", "1,0,0", "--jobb", "x"});
+  CHECK_FALSE(bad.is_ok());
+  CHECK(contains(bad.status().message(), "unknown option '--jobb'"));
+  auto missing = parse_personality_args({"--dims", "2x1x1", "--coord", "1,0,0"});
+  CHECK(contains(missing.status().message(), "missing field 'job'"));
+}
+
+TEST(Personality, FromFileWithFlagOverride) {
+  char path[] = "/tmp/toroid-personality-XXXXXX";
+  const int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  FILE* f = fdopen(fd, "w");
+  fputs(kGood, f);
+  fclose(f);
+  auto r = parse_personality_args({"--personality", path, "--coord", "0,1,0"});
+  CHECK_TRUE_TEXT(r.is_ok(), r.status().message().c_str());
+  CHECK(r->coord == (Coord{{0, 1, 0}}));
+  auto file = parse_personality_file(path);
+  CHECK(file.is_ok());
+  remove(path);
+  auto gone = parse_personality_file(path);
+  CHECK(contains(gone.status().message(), "cannot open"));
+}
+
+TEST(Personality, DefaultPortsCoverEveryLink) {
+  LONGS_EQUAL(6, default_ports(Dims{{2, 2, 2}}, "sim").size());
+  LONGS_EQUAL(2, default_ports(Dims{{8, 1, 1}}, "sim").size());
+  LONGS_EQUAL(0, default_ports(Dims{{1, 1, 1}}, "sim").size());
+  Personality p;
+  p.dims = Dims{{3, 1, 5}};
+  p.coord = Coord{{2, 0, 4}};
+  p.has_dims = p.has_coord = true;
+  p.job = "selftest";
+  p.ports = default_ports(p.dims, "sim");
+  CHECK(validate(p).is_ok());
+}

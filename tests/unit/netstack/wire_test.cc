@@ -1,0 +1,134 @@
+// Wire formats: sizes, and that every multi-byte field sits big-endian at the
+// byte offset the spec gives (so any host reads the same frame the same way).
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+
+#include "netstack/wire/eth.h"
+#include "netstack/wire/link_header.h"
+#include "netstack/wire/torus_header.h"
+
+// CppUTest last: its new/delete macros must not reach the standard headers.
+#include <CppUTest/TestHarness.h>
+
+using namespace toroid;
+using namespace toroid::wire;
+
+namespace {
+
+template <typename T>
+const uint8_t* bytes_of(const T& t) {
+  return reinterpret_cast<const uint8_t*>(&t);
+}
+
+void check_bytes(const uint8_t* at, std::initializer_list<uint8_t> want) {
+  size_t i = 0;
+  for (uint8_t b : want) {
+    UNSIGNED_LONGS_EQUAL(b, at[i]);
+    ++i;
+  }
+}
+
+}  // namespace
+
+TEST_GROUP(Wire){};
+
+TEST(Wire, Sizes) {
+  UNSIGNED_LONGS_EQUAL(14, sizeof(EthHeader));
+  UNSIGNED_LONGS_EQUAL(24, sizeof(LinkHeader));
+  UNSIGNED_LONGS_EQUAL(16, sizeof(TorusHeader));
+  UNSIGNED_LONGS_EQUAL(16, sizeof(HelloBody));
+  UNSIGNED_LONGS_EQUAL(1, alignof(LinkHeader));  // packed: may sit at any offset in a frame
+  UNSIGNED_LONGS_EQUAL(1, alignof(TorusHeader));
+}
+
+TEST(Wire, EthHeaderLayout) {
+  EthHeader e;
+  std::memset(&e, 0, sizeof e);
+  e.ethertype.set(kEtherType);
+  UNSIGNED_LONGS_EQUAL(12, offsetof(EthHeader, ethertype));
+  check_bytes(bytes_of(e) + 12, {0x88, 0xB5});
+  UNSIGNED_LONGS_EQUAL(0x88B5, e.ethertype.get());
+
+  uint8_t mac[6];
+  node_mac(mac, 3, 1, 2, 5);
+  check_bytes(mac, {0x02, 'T', 3, 1, 2, 5});
+  CHECK((mac[0] & 0x02) != 0);  // locally administered
+  CHECK((mac[0] & 0x01) == 0);  // unicast
+}
+
+TEST(Wire, LinkHeaderFieldsAreBigEndianAtTheirOffsets) {
+  LinkHeader h;
+  std::memset(&h, 0, sizeof h);
+  h.version = kWireVersion;
+  h.type = static_cast<uint8_t>(FrameType::kHello);
+  h.flags = 0xA5;
+  h.vc = 0x5A;
+  h.seq.set(0x01020304u);
+  h.ack.set(0x05060708u);
+  h.sack.set(0x090A0B0Cu);
+  h.credits.set(0x0D0Eu);
+  h.length.set(0x0F10u);
+  h.crc.set(0x11121314u);
+  const uint8_t* b = bytes_of(h);
+  check_bytes(b, {kWireVersion, 3, 0xA5, 0x5A,  //
+                  0x01, 0x02, 0x03, 0x04,       // seq @4
+                  0x05, 0x06, 0x07, 0x08,       // ack @8
+                  0x09, 0x0A, 0x0B, 0x0C,       // sack @12
+                  0x0D, 0x0E,                   // credits @16
+                  0x0F, 0x10,                   // length @18
+                  0x11, 0x12, 0x13, 0x14});     // crc @20
+  UNSIGNED_LONGS_EQUAL(18, offsetof(LinkHeader, length));
+  UNSIGNED_LONGS_EQUAL(20, offsetof(LinkHeader, crc));
+  // Reading back goes through the same swap.
+  UNSIGNED_LONGS_EQUAL(0x01020304u, h.seq.get());
+  UNSIGNED_LONGS_EQUAL(0x0F10u, h.length.get());
+  UNSIGNED_LONGS_EQUAL(0x11121314u, h.crc.get());
+}
+
+TEST(Wire, FrameAndPacketTypeNumbersAreStable) {
+  UNSIGNED_LONGS_EQUAL(1, static_cast<int>(FrameType::kData));
+  UNSIGNED_LONGS_EQUAL(2, static_cast<int>(FrameType::kAck));
+  UNSIGNED_LONGS_EQUAL(3, static_cast<int>(FrameType::kHello));
+  UNSIGNED_LONGS_EQUAL(3, kMaxFrameType);
+  UNSIGNED_LONGS_EQUAL(1, static_cast<int>(PacketType::kNeighbour));
+  UNSIGNED_LONGS_EQUAL(2, static_cast<int>(PacketType::kCollective));
+  UNSIGNED_LONGS_EQUAL(3, static_cast<int>(PacketType::kP2P));
+  UNSIGNED_LONGS_EQUAL(4, static_cast<int>(PacketType::kControl));
+  UNSIGNED_LONGS_EQUAL(4, kMaxPacketType);
+  UNSIGNED_LONGS_EQUAL(1, kWireVersion);
+}
+
+TEST(Wire, TorusHeaderFieldsAreBigEndianAtTheirOffsets) {
+  TorusHeader t;
+  std::memset(&t, 0, sizeof t);
+  t.dst[0] = 1; t.dst[1] = 2; t.dst[2] = 3;
+  t.src[0] = 4; t.src[1] = 5; t.src[2] = 6;
+  t.cls = 7;
+  t.hints = 8;
+  t.flags = kTorusDeposit;
+  t.type = static_cast<uint8_t>(PacketType::kCollective);
+  t.context.set(0xBEEF);
+  t.tag.set(0xDEADC0DEu);
+  check_bytes(bytes_of(t), {1, 2, 3, 4, 5, 6, 7, 8, 1, 2,  //
+                            0xBE, 0xEF,                     // context @10
+                            0xDE, 0xAD, 0xC0, 0xDE});       // tag @12
+  UNSIGNED_LONGS_EQUAL(10, offsetof(TorusHeader, context));
+  UNSIGNED_LONGS_EQUAL(12, offsetof(TorusHeader, tag));
+  UNSIGNED_LONGS_EQUAL(0xBEEF, t.context.get());
+  UNSIGNED_LONGS_EQUAL(0xDEADC0DEu, t.tag.get());
+}
+
+TEST(Wire, HelloBodyLayout) {
+  HelloBody h;
+  std::memset(&h, 0, sizeof h);
+  h.coord[0] = 1; h.coord[1] = 2; h.coord[2] = 3;
+  h.dir = 4;
+  h.dims[0] = 5; h.dims[1] = 6; h.dims[2] = 7;
+  h.flags = kHelloHeard | kHelloDone;
+  h.boot_id.set(0x0102030405060708ull);
+  check_bytes(bytes_of(h), {1, 2, 3, 4, 5, 6, 7, 3, 1, 2, 3, 4, 5, 6, 7, 8});
+  UNSIGNED_LONGS_EQUAL(8, offsetof(HelloBody, boot_id));
+  CHECK(h.boot_id.get() == 0x0102030405060708ull);
+}
