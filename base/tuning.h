@@ -31,6 +31,28 @@ constexpr uint32_t kSimRxQueueMax = 4096;       // rx ring cap per sim port (ove
 constexpr uint64_t kSimReorderHoldNs = 2000;    // a reordered frame is held back up to this
 constexpr uint32_t kSimMaxStepRounds = 100000;  // guard: one node step never spins forever
 
+// ---- reliable link layer (netstack/link.h) -----------------------------------
+constexpr uint16_t kVcCredits = 8;              // receive buffers per VC per link
+constexpr uint32_t kLinkTxQueue = 64;           // unsequenced frames waiting per link
+constexpr uint64_t kLinkRtoSimNs = 5 * 1000;    // first retransmission timeout (sim)
+constexpr uint64_t kLinkRtoMaxSimNs = 200 * 1000;
+constexpr uint64_t kLinkAckDelaySimNs = 1000;   // bare ack if nothing to piggyback on
+constexpr uint64_t kLinkDownSimNs = 2 * 1000 * 1000;   // no progress 2 ms (virtual) => down
+constexpr uint64_t kLinkRtoRealNs = 200 * 1000;
+constexpr uint64_t kLinkRtoMaxRealNs = 50 * 1000 * 1000;
+constexpr uint64_t kLinkAckDelayRealNs = 20 * 1000;
+constexpr uint64_t kLinkDownRealNs = 500 * 1000 * 1000;  // 0.5 s
+static_assert(kLinkRtoSimNs <= kLinkRtoMaxSimNs && kLinkRtoRealNs <= kLinkRtoMaxRealNs);
+static_assert(kLinkRtoMaxSimNs < kLinkDownSimNs && kLinkRtoMaxRealNs < kLinkDownRealNs,
+              "a link must retry at least once before it is declared down");
+
+// ---- router (netstack/netstack.h) ------------------------------------------
+constexpr uint32_t kInjectQueue = 256;          // local packets waiting to enter the network
+
+// ---- point-to-point messages (netstack/p2p.h) -------------------------------
+constexpr uint32_t kP2pWindow = 16;             // segments in flight per destination
+constexpr uint32_t kP2pReadyCap = 256 * 1024;   // bytes of unreceived complete messages per source
+
 // ---- boot and link training ------------------------------------------------
 constexpr uint64_t kHelloIntervalNs = 200 * 1000;      // resend hello every 200 us
 constexpr uint64_t kTrainTimeoutSimNs = 20 * 1000 * 1000;   // 20 ms of virtual time
@@ -39,6 +61,8 @@ constexpr uint64_t kTrainTimeoutRealNs = 5ull * 1000 * 1000 * 1000;  // 5 s on r
 // ---- collectives -----------------------------------------------------------
 constexpr uint64_t kCollTimeoutSimNs = 500ull * 1000 * 1000;       // 0.5 s virtual
 constexpr uint64_t kCollTimeoutRealNs = 30ull * 1000 * 1000 * 1000; // 30 s real
+constexpr uint64_t kJobTimeoutSimNs = 1000ull * 1000 * 1000;        // 1 s virtual
+constexpr uint64_t kJobTimeoutRealNs = 120ull * 1000 * 1000 * 1000; // 2 min real
 constexpr uint32_t kCollTxQueue = 512;          // frames a node may queue per port
 
 }  // namespace toroid::tuning

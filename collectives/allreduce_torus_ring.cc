@@ -125,12 +125,17 @@ bool TorusRingAllreduce::consume() {
       p->free();
       continue;
     }
+    if (p->len < kHeaders) {
+      ++comm_->counters().rx_malformed;
+      p->free();
+      continue;
+    }
     auto* ch = reinterpret_cast<CollHeader*>(p->data() + sizeof(TorusHeader));
     const uint32_t chunk = ch->chunk.get();
     const uint32_t step = ch->step.get();
     const uint32_t n = ch->count.get();
     const uint32_t want = count_ == 0 ? 0 : std::min(per_packet_, count_ - std::min(count_, chunk * per_packet_));
-    if (p->len < kHeaders || ch->algo != static_cast<uint8_t>(wire::CollAlgo::kTorusRing) ||
+    if (ch->algo != static_cast<uint8_t>(wire::CollAlgo::kTorusRing) ||
         ch->dim != ph.dim || step >= ph.steps || chunk >= chunks_ || p->len != kHeaders + n * sizeof(int64_t)) {
       ++comm_->counters().rx_malformed;
       p->free();

@@ -48,7 +48,16 @@ Packet* Comm::inbox_pop(uint16_t port) {
   return p;
 }
 
+void Comm::on_link_down(uint16_t port, const Status& why) {
+  (void)port;
+  if (link_down_.is_ok()) link_down_ = why;
+  if (!active_) return;
+  ring_.abort();
+  finish(error(why.code(), "%s (operation %u): %s", what_, tag_, why.message().c_str()));
+}
+
 Status Comm::begin(const char* what) {
+  if (!link_down_.is_ok()) return error(link_down_.code(), "%s: %s", what, link_down_.message().c_str());
   if (active_) return error(Code::kBusy, "%s: operation %u (%s) is still in flight", what, tag_, what_);
   ++tag_;
   active_ = true;

@@ -32,7 +32,7 @@ struct CollCounters {
 extern const CounterField kCollCountersFields[];
 extern const int kCollCountersFieldCount;
 
-class Comm final : public PacketHandler, public Poller {
+class Comm final : public PacketHandler, public LinkDownListener, public Poller {
  public:
   Comm(NetStack& net, EventLoop& loop, const Logger& log, uint16_t context, uint64_t timeout_ns);
   ~Comm() override;
@@ -47,6 +47,9 @@ class Comm final : public PacketHandler, public Poller {
 
   bool poll() override;
   void on_packet(uint16_t port, Packet* p) override;
+  // A collective needs every link of the partition: any link down fails the
+  // operation in flight (and every later one) with that status.
+  void on_link_down(uint16_t port, const Status& why) override;
 
   // For algorithms: the oldest packet waiting on a port, and taking it.
   Packet* inbox_head(uint16_t port) const { return port < inbox_.size() ? inbox_[port].head : nullptr; }
@@ -79,6 +82,7 @@ class Comm final : public PacketHandler, public Poller {
   bool finished_ = false;
   const char* what_ = "";
   Status result_;
+  Status link_down_;
   Timer deadline_;
   std::vector<Inbox> inbox_;
   TorusRingAllreduce ring_;

@@ -19,6 +19,8 @@ struct Packet {
   uint32_t len = 0;           // bytes of data
   uint16_t data_off = 0;      // data begins at buf + data_off
   uint16_t port = 0;          // rx port index, set by the driver
+  uint16_t refcnt = 1;        // owners; the last free() returns it to its pool
+  uint16_t vc = 0;            // virtual channel it arrived on / travels on
   uint32_t user = 0;          // scratch for the current owner
   PacketPool* pool = nullptr;
   Packet* next = nullptr;     // link for the current owner's queues
@@ -54,8 +56,14 @@ struct Packet {
     data_off = static_cast<uint16_t>(tuning::kPacketHeadroom < buf_len ? tuning::kPacketHeadroom : 0);
     len = 0;
     user = 0;
+    refcnt = 1;
+    vc = 0;
     next = nullptr;
   }
+  // One more owner (e.g. a link that keeps a frame for retransmission while
+  // the port sends it). Whoever holds a shared packet must not modify it.
+  void ref() { ++refcnt; }
+  bool shared() const { return refcnt > 1; }
   inline void free();
 };
 
@@ -81,7 +89,9 @@ class PacketPool {
   PoolStats stats_;
 };
 
-inline void Packet::free() { pool->free(this); }
+inline void Packet::free() {
+  if (--refcnt == 0) pool->free(this);
+}
 
 // Heap-backed pool that grows lazily in slabs of kPoolSlabPackets, up to
 // max_packets, and never gives memory back until destroyed. The slab

@@ -1,6 +1,7 @@
 #include "firmware/job.h"
 
 #include "firmware/jobs/selftest_job.h"
+#include "firmware/jobs/traffic_job.h"
 #include "firmware/jobs/train_job.h"
 
 namespace toroid {
@@ -14,13 +15,18 @@ const char* verdict_name(CaseVerdict v) {
   return "?";
 }
 
-const char* known_jobs() { return "selftest, train"; }
+const char* known_jobs() { return "selftest, traffic, train"; }
 
-bool is_known_job(const std::string& name) { return name == "selftest" || name == "train"; }
+bool is_known_job(const std::string& name) { return name == "selftest" || name == "traffic" || name == "train"; }
 
 Result<std::unique_ptr<Job>> make_job(const JobContext& ctx) {
   const std::string& name = ctx.personality.job;
   std::unique_ptr<Job> job;
+  if (name == "traffic") {
+    auto spec = parse_traffic_args(ctx.personality.job_args);
+    if (!spec) return spec.status();
+    return std::unique_ptr<Job>(std::make_unique<TrafficJob>(ctx, *spec));
+  }
   if (name == "selftest") job = std::make_unique<SelftestJob>(ctx);
   else if (name == "train") job = std::make_unique<TrainJob>();
   else return error(Code::kInvalid, "unknown job '%s' (known: %s)", name.c_str(), known_jobs());

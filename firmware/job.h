@@ -15,6 +15,7 @@
 namespace toroid {
 
 class Comm;
+class Messenger;
 class NetStack;
 
 enum class CaseVerdict : uint8_t { kPass, kFail, kSkip };
@@ -33,8 +34,10 @@ struct JobContext {
   const Personality& personality;
   NetStack& net;
   Comm& comm;
+  Messenger& msgr;
   EventLoop& loop;
   const Logger& log;
+  uint64_t timeout_ns;  // a job's overall deadline (virtual time in the sim rig)
 };
 
 class Job {
@@ -46,6 +49,10 @@ class Job {
   // ok, or the first failure.
   virtual Status status() const = 0;
   const std::vector<CaseResult>& cases() const { return cases_; }
+  // Named totals the rig sums over all nodes and prints as one line
+  // "<totals_name()>: k=v ...", e.g. "traffic: expected=E delivered=D ...".
+  virtual std::vector<std::pair<std::string, uint64_t>> totals() const { return {}; }
+  virtual const char* totals_name() const { return ""; }
 
  protected:
   std::vector<CaseResult> cases_;

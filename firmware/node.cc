@@ -18,16 +18,28 @@ const char* node_state_name(NodeState s) {
 Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std::vector<Port*>& ports,
            const NodeOptions& opt)
     : p_(p), opt_(opt), log_("[node " + p.coord.to_string() + "]"), loop_(clock) {
-  net_ = std::make_unique<NetStack>(p_.dims, p_.coord, pool);
-  for (uint16_t i = 0; i < ports.size(); ++i) net_->add_port(i, ports[i]);
+  net_ = std::make_unique<NetStack>(p_.dims, p_.coord, pool, loop_, opt_.net);
+  for (uint16_t i = 0; i < ports.size(); ++i) {
+    const std::string label =
+        i < p_.ports.size() ? p_.ports[i].name + " (" + dir_name(p_.ports[i].dir) + ")" : ports[i]->info().name;
+    net_->add_port(i, ports[i], label);
+  }
   for (uint16_t i = 0; i < p_.ports.size() && i < ports.size(); ++i) net_->map_dir(p_.ports[i].dir, i);
   const uint64_t boot_id = mix64(p_.seed ^ mix64(rank_of(p_.coord, p_.dims)));
   trainer_ = std::make_unique<LinkTrainer>(*net_, loop_, log_, p_, boot_id, opt_.train_timeout_ns);
   net_->set_hello_handler(trainer_.get());
   comm_ = std::make_unique<Comm>(*net_, loop_, log_, /*context=*/1, opt_.coll_timeout_ns);
   net_->set_handler(wire::PacketType::kCollective, comm_.get());
+  net_->add_link_down_listener(&watch_);
+  net_->add_link_down_listener(comm_.get());
+  // Registered before boot: a faster neighbour's messages may arrive while
+  // this node still trains its other links.
+  msgr_ = std::make_unique<Messenger>(*net_);
+  net_->set_handler(wire::PacketType::kP2P, msgr_.get());
+  net_->add_link_down_listener(msgr_.get());
   loop_.add_poller(net_.get());
   loop_.add_poller(comm_.get());
+  loop_.add_poller(msgr_.get());
   loop_.add_poller(&seq_);
 }
 
@@ -70,7 +82,7 @@ bool Node::advance() {
         log_.info("trained %u links in %s: %s", trainer_->trained_ports(),
                   format_duration(trained_ns_ - boot_ns_, dur, sizeof dur), trainer_->summary().c_str());
       }
-      auto job = make_job(JobContext{p_, *net_, *comm_, loop_, log_});
+      auto job = make_job(JobContext{p_, *net_, *comm_, *msgr_, loop_, log_, opt_.job_timeout_ns});
       if (!job) {
         fail(job.status(), true);
         return true;

@@ -18,12 +18,15 @@
 #include "firmware/link_training.h"
 #include "firmware/personality.h"
 #include "netstack/netstack.h"
+#include "netstack/p2p.h"
 
 namespace toroid {
 
 struct NodeOptions {
   uint64_t train_timeout_ns = tuning::kTrainTimeoutRealNs;
   uint64_t coll_timeout_ns = tuning::kCollTimeoutRealNs;
+  NetConfig net;             // links and routing (sim rigs use virtual-time values)
+  uint64_t job_timeout_ns = tuning::kJobTimeoutRealNs;
   bool log_boot = true;      // personality and trained-links lines
   bool log_verdict = true;   // the node's own verdict line
 };
@@ -52,13 +55,24 @@ class Node {
   const Logger& log() const { return log_; }
   const Job* job() const { return job_.get(); }
   const NetStack& net() const { return *net_; }
+  NetStack& net() { return *net_; }
   const LinkTrainer& trainer() const { return *trainer_; }
   const Comm& comm() const { return *comm_; }
+  const Messenger& messenger() const { return *msgr_; }
   uint64_t boot_ns() const { return boot_ns_; }
   uint64_t trained_ns() const { return trained_ns_; }
   uint64_t done_ns() const { return done_ns_; }
 
  private:
+  // Logs every link that goes down, by node and port.
+  class LinkWatch final : public LinkDownListener {
+   public:
+    explicit LinkWatch(const Logger& log) : log_(log) {}
+    void on_link_down(uint16_t, const Status& why) override { log_.error("%s", why.message().c_str()); }
+
+   private:
+    const Logger& log_;
+  };
   // Drives the boot sequence and the job from inside the event loop.
   class Sequencer final : public Poller {
    public:
@@ -78,8 +92,10 @@ class Node {
   std::unique_ptr<NetStack> net_;
   std::unique_ptr<LinkTrainer> trainer_;
   std::unique_ptr<Comm> comm_;
+  std::unique_ptr<Messenger> msgr_;
   std::unique_ptr<Job> job_;
   Sequencer seq_{this};
+  LinkWatch watch_{log_};
   NodeState state_ = NodeState::kCreated;
   Status status_;
   bool boot_failed_ = false;

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "firmware/job.h"
+#include "firmware/jobs/traffic_job.h"
 #include "firmware/sim_rig.h"
 
 using namespace toroid;
@@ -23,7 +24,7 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --dims XxYxZ          partition shape, each size 1..256 (required)\n"
-    "  --job JOB             selftest | train (required)\n"
+    "  --job JOB             selftest | traffic | train (required)\n"
     "  --seed N              seed for faults and test data (default 1)\n"
     "  --faults SPEC         comma list of faults (default none):\n"
     "                          drop=P corrupt=P dup=P reorder=P  probabilities 0..1\n"
@@ -37,6 +38,18 @@ const char kUsage[] =
     "  --swap-ports X.Y.Z:D1,D2  cross two ports in that node's personality (a\n"
     "                        miswired cable; link training must catch it); repeatable\n"
     "  --time-limit D        virtual time limit (default 10s)\n"
+    "  --job-timeout D       a job's own deadline (default 1s virtual)\n"
+    "\n"
+    "traffic job (--job traffic):\n"
+    "  --pattern P           uniform | transpose | bitcomp | neighbor | alltoall | ring\n"
+    "  --messages N          messages per node (alltoall: per destination; default 16)\n"
+    "  --size BYTES          bytes per message (default 1024)\n"
+    "  --routing R           det (dimension order, default) | adaptive\n"
+    "  prints: traffic: expected=E delivered=D duplicates=U corrupt=C lost=L\n"
+    "\n"
+    "test flags:\n"
+    "  --no-dateline         route without dateline VCs (shows the deadlock they prevent)\n"
+    "  --vc-credits N        receive buffers per virtual channel per link (default 8)\n"
     "  --quiet               no per-node boot lines, no progress lines\n"
     "  --log-level L         error | warn | info | debug (default info)\n"
     "  --help                this text\n"
@@ -75,12 +88,20 @@ int main(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       fputs(kUsage, stdout);
       return 0;
+    } else if ((arg == "--quiet" || arg == "--no-dateline") && inline_val) {
+      return usage_error("option %s takes no value", arg);
     } else if (arg == "--quiet") {
       opt.log_boot = false;
       opt.progress = false;
+    } else if (arg == "--no-dateline") {
+      opt.dateline = Dateline::kOff;
+    } else if (arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing") {
+      std::string v;
+      if (!need(&v)) return usage_error("option %s needs a value", arg);
+      opt.job_args[arg.substr(2)] = v;
     } else if (arg == "--dims" || arg == "--job" || arg == "--seed" || arg == "--faults" ||
                arg == "--link-latency" || arg == "--link-bw" || arg == "--swap-ports" || arg == "--time-limit" ||
-               arg == "--log-level") {
+               arg == "--log-level" || arg == "--job-timeout" || arg == "--vc-credits") {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
       if (arg == "--dims") {
@@ -94,7 +115,8 @@ int main(int argc, char** argv) {
       } else if (arg == "--seed") {
         char* end = nullptr;
         opt.seed = std::strtoull(v.c_str(), &end, 10);
-        if (v.empty() || *end) return usage_error("--seed '%s' is not a non-negative integer", v);
+        if (v.empty() || *end || v.find_first_not_of("0123456789") != std::string::npos)
+          return usage_error("--seed '%s' is not a non-negative integer", v);
       } else if (arg == "--faults") {
         faults_spec = v;
       } else if (arg == "--link-latency") {
@@ -114,6 +136,14 @@ int main(int argc, char** argv) {
       } else if (arg == "--time-limit") {
         if (!parse_duration_ns(v.c_str(), &opt.time_limit_ns) || opt.time_limit_ns == 0)
           return usage_error("--time-limit '%s' is not a positive duration", v);
+      } else if (arg == "--job-timeout") {
+        if (!parse_duration_ns(v.c_str(), &opt.job_timeout_ns) || opt.job_timeout_ns == 0)
+          return usage_error("--job-timeout '%s' is not a positive duration", v);
+      } else if (arg == "--vc-credits") {
+        char* end = nullptr;
+        const unsigned long c = std::strtoul(v.c_str(), &end, 10);
+        if (v.empty() || *end || c < 1 || c > 1024) return usage_error("--vc-credits '%s' must be 1..1024", v);
+        opt.vc_credits = static_cast<uint16_t>(c);
       } else if (arg == "--log-level") {
         LogLevel lvl;
         if (!parse_log_level(v, &lvl)) return usage_error("--log-level '%s': use error, warn, info or debug", v);
@@ -127,6 +157,13 @@ int main(int argc, char** argv) {
   if (!have_job) return usage_error("%s", std::string("missing --job (known: ") + known_jobs() + ")");
   if (!is_known_job(opt.job))
     return usage_error("%s", "unknown job '" + opt.job + "' (known: " + known_jobs() + ")");
+  if (opt.job == "traffic") {
+    auto spec = parse_traffic_args(opt.job_args);
+    if (!spec) return usage_error("%s", spec.status().message());
+    if (!opt.job_args.count("pattern")) return usage_error("%s", "--job traffic needs --pattern");
+  } else if (!opt.job_args.empty()) {
+    return usage_error("%s", "--" + opt.job_args.begin()->first + " is an option of --job traffic");
+  }
   auto plan = parse_fault_plan(faults_spec, opt.dims);
   if (!plan) return usage_error("%s", plan.status().message());
   opt.faults = *plan;

@@ -69,6 +69,7 @@ SimRig::~SimRig() {
 }
 
 const Node& SimRig::node(uint32_t rank) const { return *nodes_[rank]->node; }
+Node& SimRig::node(uint32_t rank) { return *nodes_[rank]->node; }
 
 Status SimRig::build() {
   const Dims& dims = opt_.dims;
@@ -111,6 +112,15 @@ Status SimRig::build() {
   NodeOptions no;
   no.train_timeout_ns = tuning::kTrainTimeoutSimNs;
   no.coll_timeout_ns = tuning::kCollTimeoutSimNs;
+  no.net.link.rto_ns = tuning::kLinkRtoSimNs;
+  no.net.link.rto_max_ns = tuning::kLinkRtoMaxSimNs;
+  no.net.link.ack_delay_ns = tuning::kLinkAckDelaySimNs;
+  no.net.link.down_after_ns = tuning::kLinkDownSimNs;
+  no.net.dateline = opt_.dateline;
+  for (int v = 0; v < wire::kNumVcs; ++v) {
+    if (opt_.vc_credits) no.net.link.rx_credits[v] = opt_.vc_credits;
+  }
+  no.job_timeout_ns = opt_.job_timeout_ns;
   no.log_boot = opt_.log_boot;
   no.log_verdict = false;  // the rig prints one table; failures are still logged
   for (uint32_t r = 0; r < n; ++r) {
@@ -120,6 +130,7 @@ Status SimRig::build() {
     p.has_dims = p.has_coord = true;
     p.job = opt_.job;
     p.seed = opt_.seed;
+    p.job_args = opt_.job_args;
     p.ports = cabling;
     for (const auto& sw : opt_.swaps) {
       if (!(sw.node == p.coord)) continue;
@@ -142,7 +153,7 @@ SimSummary SimRig::run() {
   constexpr uint64_t kSlice = 100 * kUs;
   uint64_t t = 0;
   for (;;) {
-    t += kSlice;
+    t = std::min(t + kSlice, opt_.time_limit_ns);
     fabric_->run(t);
     uint32_t finished = 0, boot_failed = 0;
     for (const auto& sn : nodes_) {
@@ -232,6 +243,24 @@ int SimRig::report(const SimSummary& s) const {
   } else if (ran_job == 0) {
     printf("no node ran its job\n");
   }
+  // Job totals (e.g. the traffic line), summed over the nodes that ran the job.
+  std::vector<std::pair<std::string, uint64_t>> totals;
+  const char* totals_name = "";
+  for (const auto& sn : nodes_) {
+    const Job* job = sn->node->job();
+    if (!job) continue;
+    const auto t = job->totals();
+    if (t.empty()) continue;
+    totals_name = job->totals_name();
+    if (totals.empty()) totals = t;
+    else
+      for (size_t i = 0; i < t.size() && i < totals.size(); ++i) totals[i].second += t[i].second;
+  }
+  if (!totals.empty()) {
+    printf("%s:", totals_name);
+    for (const auto& [k, v] : totals) printf(" %s=%lu", k.c_str(), static_cast<unsigned long>(v));
+    printf("\n");
+  }
   // Link and medium counters, summed over the partition.
   LinkCounters links;
   NetCounters net;
@@ -243,11 +272,18 @@ int SimRig::report(const SimSummary& s) const {
     add_counters(&net, &nd.net().counters(), kNetCountersFields, kNetCountersFieldCount);
     add_counters(&coll, &nd.comm().counters(), kCollCountersFields, kCollCountersFieldCount);
   }
-  printf("links: %s\n", format_counters(&links, kLinkCountersFields, kLinkCountersFieldCount).c_str());
+  const std::string links_s = format_counters(&links, kLinkCountersFields, kLinkCountersFieldCount);
   const std::string net_s = format_counters(&net, kNetCountersFields, kNetCountersFieldCount);
+  const std::string coll_s = format_counters(&coll, kCollCountersFields, kCollCountersFieldCount);
+  if (!links_s.empty()) printf("links: %s\n", links_s.c_str());
   if (!net_s.empty()) printf("netstack: %s\n", net_s.c_str());
-  printf("collectives: %s\n", format_counters(&coll, kCollCountersFields, kCollCountersFieldCount).c_str());
+  if (!coll_s.empty()) printf("collectives: %s\n", coll_s.c_str());
   printf("medium: %s\n", format_counters(&fabric_->stats(), kFabricStatsFields, kFabricStatsFieldCount).c_str());
+  uint64_t livelocks = 0;
+  for (const auto& sn : nodes_) livelocks += sn->livelocks;
+  if (livelocks)
+    printf("scheduler: %lu node steps hit the %u-round guard (a node that never goes idle)\n",
+           static_cast<unsigned long>(livelocks), tuning::kSimMaxStepRounds);
   printf("trace hash: %016lx\n", static_cast<unsigned long>(s.trace_hash));
   char vt[32];
   const bool pass = s.passed == s.nodes;

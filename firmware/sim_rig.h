@@ -6,6 +6,7 @@
 // nodes' verdicts into one table.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ struct SimOptions {
   LinkModel link;
   std::vector<PortSwap> swaps;
   uint64_t time_limit_ns = 10 * kSec;   // virtual
+  uint64_t job_timeout_ns = tuning::kJobTimeoutSimNs;
+  std::map<std::string, std::string> job_args;  // --pattern uniform -> {"pattern": "uniform"}
+  Dateline dateline = Dateline::kOn;    // kOff: test flag showing the deadlock it prevents
+  uint16_t vc_credits = 0;              // receive buffers per VC (0: tuning default)
   bool log_boot = true;                 // every node's boot lines
   bool progress = true;                 // a progress line every few wall seconds
 };
@@ -63,6 +68,7 @@ class SimRig {
   SimFabric& fabric() { return *fabric_; }
   uint32_t node_count() const { return static_cast<uint32_t>(nodes_.size()); }
   const Node& node(uint32_t rank) const;
+  Node& node(uint32_t rank);
 
  private:
   struct SimNode;

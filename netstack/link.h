@@ -1,14 +1,39 @@
-// Link: one per port. Frames a body (network header + payload) with the link
-// and Ethernet headers, queues it for tx, and on rx validates every frame
-// (length, EtherType, version, type, length field, CRC32C) before handing
-// the body to its client. Bad frames are counted and dropped, never passed up.
+// Link: the reliable link layer of one port. Over a medium that may drop,
+// corrupt, duplicate, reorder and delay frames it gives exactly-once,
+// in-order, intact delivery of data frames, with credit-based flow control
+// per virtual channel so that a receiver never drops for lack of buffers.
 //
-// This is the framing half of the link layer; sequence/ack/retransmit and
-// credit flow control build on it (see docs/wire.md).
+// Protocol (see docs/wire.md):
+// - Every data frame carries a sequence number (one space per link, all VCs
+//   share it) and is kept, referenced, until acknowledged. At most
+//   kLinkWindow frames are unacknowledged at once.
+// - Every frame (data or ack) carries the cumulative ack (all seq < ack
+//   received), a selective-ack bitmap for the kLinkWindow seqs after it, and
+//   per VC the cumulative count of receive buffers freed (credits). Credits
+//   are cumulative, so a lost update is repaired by the next one.
+// - The receiver accepts a new in-window frame even out of order (it owns a
+//   buffer credit), holds it in a reorder slot, and delivers in seq order.
+//   A duplicate is counted and dropped. A gap makes it send an ack with NAK.
+// - The sender retransmits a frame (a copy: the original may still be on the
+//   wire) when the peer's sack shows a hole below a received seq (NAK or
+//   sack), or when the retransmission timer fires; the timeout doubles on
+//   every expiry without progress up to a maximum and resets on progress.
+// - Acks are piggybacked on data; when there is none to carry them a bare ack
+//   goes out after a short delay (at once for a NAK or a probe).
+// - Link-down: if unacknowledged data makes no progress for down_after_ns,
+//   or the port reports its carrier down, the link goes down: queued and
+//   unacknowledged frames are freed, the client's on_link_down() gets an
+//   error naming node and port, and every later send() fails.
+//
+// Hellos (link training) bypass all of this: send_raw() frames are
+// unsequenced and delivered to on_frame().
 #pragma once
 #include <cstdint>
+#include <string>
 
+#include "base/event_loop.h"
 #include "base/stats.h"
+#include "base/status.h"
 #include "drivers/port.h"
 #include "netstack/wire/eth.h"
 #include "netstack/wire/link_header.h"
@@ -17,13 +42,27 @@ namespace toroid {
 
 // Ethernet's minimum frame without FCS: shorter frames arrive padded to it.
 constexpr uint32_t kMinEthFrame = 60;
+// Unacknowledged data frames per link: the sack bitmap covers them all.
+constexpr uint32_t kLinkWindow = 32;
+
+struct LinkConfig {
+  // Receive buffers per VC that this side grants the peer (the same on both
+  // sides of a link: both ends are built from the same tuning).
+  uint16_t rx_credits[wire::kNumVcs] = {tuning::kVcCredits, tuning::kVcCredits, tuning::kVcCredits,
+                                        tuning::kVcCredits};
+  uint64_t rto_ns = tuning::kLinkRtoRealNs;          // first retransmission timeout
+  uint64_t rto_max_ns = tuning::kLinkRtoMaxRealNs;   // backoff cap
+  uint64_t ack_delay_ns = tuning::kLinkAckDelayRealNs;
+  uint64_t down_after_ns = tuning::kLinkDownRealNs;  // no progress this long => down
+  uint32_t tx_cap = tuning::kLinkTxQueue;            // raw frames that may wait (hellos)
+};
 
 // Byte counters count whole frames (Ethernet header included), like the port's.
 struct LinkCounters {
-  uint64_t tx_frames = 0;
+  uint64_t tx_frames = 0;       // every frame handed to the port (data, ack, raw)
   uint64_t tx_bytes = 0;
-  uint64_t tx_queue_full = 0;   // send() refused: queue at its cap
-  uint64_t rx_frames = 0;       // valid frames passed up
+  uint64_t tx_queue_full = 0;   // send_raw() refused: queue at its cap
+  uint64_t rx_frames = 0;       // valid frames received (any type)
   uint64_t rx_bytes = 0;
   uint64_t rx_short = 0;        // shorter than Ethernet + link header
   uint64_t rx_bad_ethertype = 0;
@@ -31,6 +70,20 @@ struct LinkCounters {
   uint64_t rx_bad_type = 0;
   uint64_t rx_bad_length = 0;   // length field disagrees with the frame (beyond padding)
   uint64_t rx_crc_errors = 0;
+  uint64_t data_sent = 0;       // data frames sent for the first time
+  uint64_t data_delivered = 0;  // data frames delivered to the client, in order
+  uint64_t retransmits = 0;     // data frames sent again
+  uint64_t timeouts = 0;        // retransmission timer expiries
+  uint64_t naks_sent = 0;
+  uint64_t duplicates = 0;      // data frames received again (dropped)
+  uint64_t out_of_window = 0;   // data seq beyond the window (dropped)
+  uint64_t reordered = 0;       // data frames that arrived ahead of a gap
+  uint64_t acks_sent = 0;       // bare ack frames
+  uint64_t acks_received = 0;
+  uint64_t credit_stalls = 0;   // send() refused for lack of a credit
+  uint64_t window_stalls = 0;   // send() refused: kLinkWindow frames unacked
+  uint64_t no_buffer = 0;       // no packet for a bare ack or a retransmit copy
+  uint64_t credit_violations = 0;  // peer sent on a VC with no credit (dropped)
 };
 extern const CounterField kLinkCountersFields[];
 extern const int kLinkCountersFieldCount;
@@ -38,46 +91,146 @@ extern const int kLinkCountersFieldCount;
 class LinkClient {
  public:
   virtual ~LinkClient() = default;
-  // A valid frame arrived on port `index`; p->data() is the body (after the
-  // link header). The client owns p from here.
+  // An unsequenced frame (hello) on port `index`; p->data() is the body.
   virtual void on_frame(uint16_t index, wire::FrameType type, Packet* p) = 0;
+  // The next data frame in order, exactly once; p->data() is the body,
+  // p->vc its channel. The client owns p and holds one receive buffer of
+  // that VC until it calls Link::release(vc).
+  virtual void on_data(uint16_t index, Packet* p) = 0;
+  // The link went down (once). Everything waiting on it must fail.
+  virtual void on_link_down(uint16_t index, const Status& why) = 0;
 };
 
 class Link {
  public:
-  // tx_cap: frames that may wait in the tx queue (flow control upstream of it).
-  Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client, uint32_t tx_cap);
+  // `name` ("node 1,0,1 port port0 (x+)") is used in the link-down message.
+  Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client, EventLoop& loop,
+       const LinkConfig& cfg, std::string name);
   ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
+  // ---- unsequenced frames (hellos) ----
   // Frame and queue p (p->data() = body). On false the caller keeps p.
-  bool send(wire::FrameType type, Packet* p);
-  uint32_t tx_space() const { return tx_count_ < tx_cap_ ? tx_cap_ - tx_count_ : 0; }
-  uint32_t tx_queued() const { return tx_count_; }
+  bool send_raw(wire::FrameType type, Packet* p);
 
-  // Receive a burst and flush the tx queue; true if anything moved.
+  // ---- reliable data ----
+  // True when a data frame on vc would be taken now: link up, a credit for
+  // vc, and the window not full.
+  bool can_send(uint8_t vc) const;
+  // Send p (p->data() = body) on vc; consumes one credit. On false (see
+  // can_send) the caller keeps p unchanged. Counts credit/window stalls.
+  bool send(uint8_t vc, Packet* p);
+  // Credits the peer has granted on vc and we have not used.
+  uint32_t credits(uint8_t vc) const;
+  // The client freed one receive buffer of vc: the peer gets the credit back.
+  void release(uint8_t vc);
+
+  // Receive a burst, act on acks, flush queued frames. True if anything moved.
   bool poll();
 
+  bool up() const { return up_; }
+  const Status& down_status() const { return down_; }
   uint16_t index() const { return index_; }
   Port* port() const { return port_; }
+  const std::string& name() const { return name_; }
   const LinkCounters& counters() const { return ctr_; }
+  uint32_t unacked() const { return next_seq_ - peer_ack_; }
+  uint32_t tx_queued() const { return tx_count_; }
+  uint32_t tx_space() const { return tx_count_ < cfg_.tx_cap ? cfg_.tx_cap - tx_count_ : 0; }
 
   // Validate a received frame in place; on success strip Ethernet + link
-  // header and return true with *type set. Counts the reason on failure.
+  // header (and padding) and return true with *type set. Counts the reason
+  // on failure. (The link header stays readable just before p->data().)
   bool validate(Packet* p, wire::FrameType* type);
 
  private:
+  // Implementation: link.cc (setup, validate), link_tx.cc (framing, queue,
+  // acks), link_rx.cc (receive, reorder, ack fields), link_retransmit.cc
+  // (timer, backoff, retransmission, link-down).
+  //
+  // Ownership: a data frame handed to send() is referenced twice until it
+  // first reaches the port: once by its window slot, once by the tx queue
+  // (the queue's reference is the one tx_burst takes). The window's
+  // reference is dropped when the peer acks the seq. Nothing else may see
+  // the frame before the port does, so the link may still rewrite its ack
+  // fields then; after that it is shared and read-only, and retransmissions
+  // are copies.
+  struct TxSlot {
+    Packet* pkt = nullptr;     // our reference to the frame (headers included)
+    uint64_t sent_at = 0;      // last (re)transmission time
+    uint32_t seq = 0;          // the seq this slot holds (while pkt != nullptr)
+    uint8_t vc = 0;
+    bool sacked = false;       // the peer holds it out of order
+    bool in_queue = false;     // the frame or a copy of it waits in the tx queue
+  };
+  static wire::LinkHeader* header_of(Packet* p) {
+    return reinterpret_cast<wire::LinkHeader*>(p->data() + sizeof(wire::EthHeader));
+  }
+  bool can_frame(const Packet* p) const;
+  void fill_header(wire::LinkHeader* lh, wire::FrameType type, uint8_t vc, uint32_t seq, uint16_t body_len);
+  void frame(Packet* p, wire::FrameType type, uint8_t vc, uint32_t seq);
+  void stamp(Packet* p);
+  void push_back(Packet* p);
+  void push_front(Packet* p);
   bool flush_tx();
+  void rx_one(Packet* p);
+  void handle_ack_fields(const wire::LinkHeader& lh);
+  void handle_data(const wire::LinkHeader& lh, Packet* p);
+  void deliver_in_order();
+  void retransmit_holes(uint32_t sack);
+  bool retransmit(uint32_t seq, uint8_t flags);
+  void send_bare_ack(uint8_t flags);
+  void schedule_ack(bool now);
+  void go_down(Status why);
+  bool peer_holds_credits() const;
+  void arm_rto();
+  void rto_expired();
+  void bump_ack_state() { if (++ack_gen_ == 0) ack_gen_ = 1; }
+  static void on_rto(void* self);
+  static void on_ack_timer(void* self);
+
   uint16_t index_;
   Port* port_;
   uint8_t mac_[6];
   LinkClient* client_;
-  uint32_t tx_cap_;
-  // Intrusive FIFO through Packet::next: costs no memory while empty.
+  EventLoop& loop_;
+  LinkConfig cfg_;
+  std::string name_;
+  bool up_ = true;
+  Status down_;
+
+  // tx queue of framed packets waiting for the port (intrusive FIFO through
+  // Packet::next). Retransmissions and bare acks go to the front.
   Packet* tx_head_ = nullptr;
   Packet* tx_tail_ = nullptr;
   uint32_t tx_count_ = 0;
+  Packet* ack_pkt_ = nullptr;           // the bare ack waiting in the queue, if any
+  // Ack fields are written when a frame goes to the port; Packet::user of a
+  // queued frame holds the ack_gen_ it was last stamped with (0: never).
+  uint32_t ack_gen_ = 1;
+
+  // sender state
+  uint32_t next_seq_ = 0;               // seq of the next new data frame
+  uint32_t peer_ack_ = 0;               // peer's cumulative ack
+  TxSlot window_[kLinkWindow];          // indexed by seq % kLinkWindow
+  uint16_t credits_used_[wire::kNumVcs] = {};   // data frames sent per VC (mod 2^16)
+  uint16_t peer_freed_[wire::kNumVcs] = {};     // peer's cumulative freed count
+  uint64_t rto_cur_ = 0;
+  uint64_t last_progress_ = 0;          // last time the peer's ack advanced
+  uint64_t last_heard_ = 0;             // last valid data or ack frame from the peer
+  Timer rto_timer_;
+
+  // receiver state
+  uint32_t rx_next_ = 0;                // next seq to deliver
+  uint32_t rx_high_ = 0;                // one past the highest seq held or delivered
+  uint32_t rx_bits_ = 0;                // bit i: reorder_ holds seq rx_next_ + i
+  Packet* reorder_[kLinkWindow] = {};   // received, not yet delivered (by seq % kLinkWindow)
+  uint16_t freed_[wire::kNumVcs] = {};  // buffers released per VC (mod 2^16)
+  uint16_t held_[wire::kNumVcs] = {};   // buffers in use per VC (received, not released)
+  bool ack_pending_ = false;
+  Timer ack_timer_;
+
   LinkCounters ctr_;
 };
 

@@ -304,6 +304,18 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
         p->free();
         continue;
       }
+      if (u_corrupt < plan_.corrupt && p->len > 0 && p->shared()) {
+        // The sender keeps a reference (for retransmission): corrupt a copy,
+        // as a wire would, never the sender's buffer.
+        Packet* c = clone_packet(*p, from->tx_pool());
+        p->free();
+        if (!c) {
+          ++stats_.no_buffer;
+          trace(now, link_tag(kTrNoBuffer, link_id, d), 0);
+          continue;
+        }
+        p = c;
+      }
       if (u_corrupt < plan_.corrupt && p->len > 0) {
         const uint64_t bit = scale(r_bit, uint64_t{p->len} * 8);
         p->data()[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));

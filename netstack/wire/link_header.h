@@ -1,7 +1,8 @@
 // Link header: the per-hop part of every frame, right after Ethernet.
-// seq/ack/sack/credits serve the reliable link layer; `length` counts the
-// bytes after this header; `crc` is CRC32C over this header (with crc = 0),
-// the network header and the payload. All fields big-endian.
+// seq/ack/sack/credits serve the reliable link layer (netstack/link.h);
+// `length` counts the bytes after this header; `crc` is CRC32C over this
+// header (with crc = 0), the network header and the payload. All fields
+// big-endian.
 #pragma once
 #include <cstdint>
 
@@ -12,25 +13,37 @@ namespace toroid::wire {
 constexpr uint8_t kWireVersion = 1;
 
 enum class FrameType : uint8_t {
-  kData = 1,   // carries a network (torus) header and payload
-  kAck = 2,    // link-level acknowledgement only
-  kHello = 3,  // link training: HelloBody follows
+  kData = 1,   // reliable: carries a network (torus) header and payload
+  kAck = 2,    // link control only: ack, sack, credits (no body)
+  kHello = 3,  // link training: HelloBody follows (unsequenced)
 };
 constexpr uint8_t kMaxFrameType = 3;
+
+// Virtual channels. 0/1 are the dateline pair of deterministic routing
+// (also the escape channels of adaptive routing), 2 is the adaptive channel,
+// 3 the high-priority channel for control traffic and barriers.
+constexpr int kNumVcs = 4;
+enum Vc : uint8_t { kVcLow = 0, kVcHigh = 1, kVcAdaptive = 2, kVcPriority = 3 };
+
+enum LinkFlags : uint8_t {
+  kLinkNak = 1,        // the receiver saw a gap: resend what the sack lacks
+  kLinkAckReq = 2,     // please answer with an ack at once (probe)
+};
 
 struct __attribute__((packed)) LinkHeader {
   uint8_t version;   // kWireVersion
   uint8_t type;      // FrameType
-  uint8_t flags;
-  uint8_t vc;        // virtual channel
-  Be32 seq;
-  Be32 ack;
-  Be32 sack;         // selective ack bitmap: bit i = seq ack+1+i received
-  Be16 credits;
+  uint8_t flags;     // LinkFlags
+  uint8_t vc;        // virtual channel of a data frame
+  Be32 seq;          // data frames: sequence number (per link, all VCs)
+  Be32 ack;          // cumulative: every seq < ack has been received
+  Be32 sack;         // bit i set: seq ack+1+i has been received too
+  Be16 credits[kNumVcs];  // per VC: receive buffers freed so far (mod 2^16)
   Be16 length;       // bytes after the link header
+  Be16 reserved;
   Be32 crc;          // CRC32C, computed with this field zero
 };
-static_assert(sizeof(LinkHeader) == 24);
+static_assert(sizeof(LinkHeader) == 32);
 
 // Link training hello: who I am and which of my ports this is.
 enum HelloFlags : uint8_t {

@@ -16,8 +16,15 @@ enum class PacketType : uint8_t {
 constexpr uint8_t kMaxPacketType = 4;
 
 enum TorusFlags : uint8_t {
-  kTorusDeposit = 1,  // class route: deposit a copy at every node passed
+  kTorusDeposit = 1,    // deposit a copy at every node passed (line broadcast)
+  kTorusAdaptive = 2,   // may take any minimal direction (escape: dimension order)
+  kTorusCrossedX = 4,   // has crossed the dateline of x (wrap link n-1 <-> 0)
+  kTorusCrossedY = 8,
+  kTorusCrossedZ = 16,
+  kTorusPriority = 32,  // high-priority VC (one-hop control traffic only)
 };
+constexpr uint8_t kTorusCrossedAll = kTorusCrossedX | kTorusCrossedY | kTorusCrossedZ;
+constexpr uint8_t crossed_flag(int dim) { return static_cast<uint8_t>(kTorusCrossedX << dim); }
 
 struct __attribute__((packed)) TorusHeader {
   uint8_t dst[3];

@@ -1,7 +1,9 @@
-// NetStack over sim ports: bodies addressed to this node reach the handler for
-// their packet type; everything else is dropped and counted by reason; hellos
-// reach the hello handler byte for byte; send_dir addresses a packet to the
-// neighbour along a direction, wrapping around the torus.
+// NetStack over sim ports and reliable links: bodies addressed to this node
+// reach the handler for their packet type; malformed ones are dropped and
+// counted by reason; hellos reach the hello handler byte for byte; send_dir
+// addresses a packet to the neighbour along a direction, wrapping around the
+// torus, and is refused while the link has no credit. (Forwarding through
+// the node: the sim tests.)
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "net_rig.h"
+#include "netstack/route.h"
 
 // CppUTest last: its new/delete macros must not reach the standard headers.
 #include <CppUTest/TestHarness.h>
@@ -25,18 +28,21 @@ const Dims kDims432 = dims_of(4, 2, 3);
 
 uint8_t pt(PacketType t) { return static_cast<uint8_t>(t); }
 
+// not_routable: packets for another node that this node cannot send on
+// (no port in their direction, or no valid next hop).
 void check_counters(const NetCounters& c, uint64_t short_body, uint64_t bad_type, uint64_t bad_coord,
-                    uint64_t not_for_me, uint64_t no_handler) {
+                    uint64_t not_routable, uint64_t no_handler) {
   UNSIGNED_LONGLONGS_EQUAL(short_body, c.rx_short_body);
   UNSIGNED_LONGLONGS_EQUAL(bad_type, c.rx_bad_packet_type);
   UNSIGNED_LONGLONGS_EQUAL(bad_coord, c.rx_bad_coord);
-  UNSIGNED_LONGLONGS_EQUAL(not_for_me, c.rx_not_for_me);
+  UNSIGNED_LONGLONGS_EQUAL(not_routable, c.dropped_link_down + c.rx_bad_hints);
   UNSIGNED_LONGLONGS_EQUAL(no_handler, c.rx_no_handler);
   UNSIGNED_LONGLONGS_EQUAL(0, c.tx_no_buffer);
 }
 
 uint64_t rx_drops(const NetCounters& c) {
-  return c.rx_short_body + c.rx_unexpected_frame + c.rx_bad_packet_type + c.rx_bad_coord + c.rx_not_for_me + c.rx_no_handler;
+  return c.rx_short_body + c.rx_unexpected_frame + c.rx_bad_packet_type + c.rx_bad_coord + c.rx_bad_hints +
+         c.rx_unknown_class + c.rx_class_refused + c.dropped_link_down + c.rx_no_handler;
 }
 
 void check_coord(const uint8_t got[3], const Coord& want, const char* what) {
@@ -76,8 +82,10 @@ TEST_GROUP(NetStack) {
     rig.reset();
   }
 
+  // Data goes reliably, as the link's credits allow; other types unsequenced.
   void inject(const std::vector<uint8_t>& body, FrameType type = FrameType::kData) {
-    CHECK(la->send(type, packet_with(rig->pool(a), body)));
+    if (type == FrameType::kData) rig->feed(*la, wire::kVcLow, packet_with(rig->pool(a), body));
+    else CHECK(la->send_raw(type, packet_with(rig->pool(a), body)));
   }
   void settle() {
     CHECK(rig->settle() > 0);
@@ -95,7 +103,7 @@ TEST(NetStack, PortsDirectionsAndMaxBody) {
   CHECK(sb->dims() == kDims432);
   CHECK(sb->me() == me);
   UNSIGNED_LONGS_EQUAL(kMaxFrame - kOverhead, sb->max_body());
-  UNSIGNED_LONGS_EQUAL(tuning::kCollTxQueue, sb->tx_space(Dir::kXm));
+  UNSIGNED_LONGS_EQUAL(rig->link_config().rx_credits[wire::kVcHigh], sb->tx_space(Dir::kXm));  // 0 -> 3 wraps: VC 1
   UNSIGNED_LONGS_EQUAL(0, sb->tx_space(Dir::kYp));
 
   // The smallest port limits max_body...
@@ -134,7 +142,8 @@ TEST(NetStack, DeliversPacketsAddressedToMeToTheirHandlerInOrder) {
     CHECK(coll.packets[i].bytes == sent[i]);
   }
   check_counters(sb->counters(), 0, 0, 0, 0, 0);
-  UNSIGNED_LONGLONGS_EQUAL(sent.size(), sb->link(1).counters().rx_frames);
+  UNSIGNED_LONGLONGS_EQUAL(sent.size(), sb->link(1).counters().data_delivered);
+  UNSIGNED_LONGLONGS_EQUAL(sent.size(), sb->counters().delivered);
 }
 
 TEST(NetStack, EachPacketTypeGoesToItsOwnHandler) {
@@ -186,13 +195,19 @@ TEST(NetStack, CoordinatesOutsideThePartitionAreDropped) {
   UNSIGNED_LONGS_EQUAL(7, coll.packets[0].header().tag.get());
 }
 
-TEST(NetStack, PacketsForAnotherNodeAreDropped) {
+// b has a link only towards x-: packets for other nodes that would leave
+// any other way are counted and dropped, never delivered here.
+TEST(NetStack, PacketsForAnotherNodeThatCannotMoveOnAreDropped) {
   const uint8_t c = pt(PacketType::kCollective);
-  for (const Coord& other : {xyz(1, 1, 0), xyz(0, 0, 0), xyz(0, 1, 1), xyz(3, 1, 0), xyz(3, 1, 2)})
-    inject(torus_body(other, peer, c, 8));
+  for (const Coord& other : {xyz(1, 1, 0), xyz(0, 0, 0), xyz(0, 1, 1), xyz(0, 1, 2)}) {
+    auto body = torus_body(other, peer, c, 8);
+    reinterpret_cast<wire::TorusHeader*>(body.data())->hints = minimal_hints(me, other, kDims432);
+    inject(body);
+  }
   settle();
-  check_counters(sb->counters(), 0, 0, 0, 5, 0);
+  check_counters(sb->counters(), 0, 0, 0, 4, 0);
   CHECK(coll.packets.empty());
+  UNSIGNED_LONGLONGS_EQUAL(0, sb->counters().delivered);
 }
 
 TEST(NetStack, PacketsWithNoHandlerAreDropped) {
@@ -226,12 +241,14 @@ TEST(NetStack, EveryDropReasonInOneStreamKeepsTheGoodPacketsInOrder) {
   for (uint32_t i = 0; i < 3; ++i) CHECK(coll.packets[i].bytes == torus_body(me, peer, c, 30, i));
 }
 
+// Acks are the link's business: consumed there, never passed up.
 TEST(NetStack, AckFramesNeverReachAPacketHandler) {
   inject(torus_body(me, peer, pt(PacketType::kCollective), 8), FrameType::kAck);
   inject(std::vector<uint8_t>{}, FrameType::kAck);
   settle();
   CHECK(coll.packets.empty());
-  UNSIGNED_LONGLONGS_EQUAL(2, rx_drops(sb->counters()));
+  UNSIGNED_LONGLONGS_EQUAL(2, sb->link(1).counters().acks_received);
+  UNSIGNED_LONGLONGS_EQUAL(0, rx_drops(sb->counters()));
 }
 
 TEST(NetStack, HellosReachTheHelloHandlerByteForByte) {
@@ -307,7 +324,7 @@ TEST_GROUP(NetStackPair) {
   Packet* junk_addressed(NetStack& s, uint32_t seq, uint32_t payload = 24) {
     auto body = torus_body(xyz(201, 202, 203), xyz(204, 205, 206), pt(PacketType::kCollective), payload, seq);
     auto* th = reinterpret_cast<wire::TorusHeader*>(body.data());
-    th->cls = 9;
+    th->cls = 0;  // (a class id would need a class table entry)
     th->hints = 0x15;
     th->flags = wire::kTorusDeposit;
     Packet* p = s.alloc();
@@ -318,6 +335,7 @@ TEST_GROUP(NetStackPair) {
 
 TEST(NetStackPair, SendDirFillsSourceAndWrappedNeighbour) {
   for (uint32_t i = 0; i < 10; ++i) {
+    if (i == rig->link_config().rx_credits[wire::kVcHigh]) CHECK(rig->settle() > 0);  // credits back
     CHECK(sa->send_dir(Dir::kXp, junk_addressed(*sa, i)));
     CHECK(sb->send_dir(Dir::kXm, junk_addressed(*sb, 100 + i)));
   }
@@ -332,13 +350,15 @@ TEST(NetStackPair, SendDirFillsSourceAndWrappedNeighbour) {
     const wire::TorusHeader& ta = ha.packets[i].header();
     check_coord(ta.src, xyz(0, 1, 0), "b's x- hop: src");
     check_coord(ta.dst, xyz(3, 1, 0), "b's x- hop: dst wraps 0 -> 3");
-    // Everything but src/dst is the sender's.
+    // One hop: the hint is the direction taken, no routing flags; the rest
+    // is the sender's.
     UNSIGNED_LONGS_EQUAL(i, tb.tag.get());
     UNSIGNED_LONGS_EQUAL(100 + i, ta.tag.get());
+    UNSIGNED_LONGS_EQUAL(1u << static_cast<int>(Dir::kXp), tb.hints);
+    UNSIGNED_LONGS_EQUAL(1u << static_cast<int>(Dir::kXm), ta.hints);
     for (const wire::TorusHeader* t : {&ta, &tb}) {
-      UNSIGNED_LONGS_EQUAL(9, t->cls);
-      UNSIGNED_LONGS_EQUAL(0x15, t->hints);
-      UNSIGNED_LONGS_EQUAL(wire::kTorusDeposit, t->flags);
+      UNSIGNED_LONGS_EQUAL(0, t->cls);
+      UNSIGNED_LONGS_EQUAL(0, t->flags);
       UNSIGNED_LONGS_EQUAL(pt(PacketType::kCollective), t->type);
       UNSIGNED_LONGS_EQUAL(0x1234, t->context.get());
     }
@@ -363,14 +383,15 @@ TEST(NetStackPair, SendDirWithoutAPortReturnsFalseAndTheCallerKeepsThePacket) {
   CHECK(hb.packets.empty());
 }
 
-TEST(NetStackPair, SendDirOnAFullQueueReturnsFalseUntilItDrains) {
-  const uint32_t cap = tuning::kCollTxQueue;
+TEST(NetStackPair, SendDirWithoutACreditReturnsFalseUntilCreditsComeBack) {
+  const uint32_t cap = rig->link_config().rx_credits[wire::kVcHigh];  // 3 -> 0 wraps: VC 1
   UNSIGNED_LONGS_EQUAL(cap, sa->tx_space(Dir::kXp));
   for (uint32_t i = 0; i < cap; ++i) CHECK(sa->send_dir(Dir::kXp, junk_addressed(*sa, i, 8)));
   UNSIGNED_LONGS_EQUAL(0, sa->tx_space(Dir::kXp));
+  CHECK_FALSE(sa->can_send_dir(Dir::kXp));
   Packet* p = junk_addressed(*sa, cap, 8);
   CHECK_FALSE(sa->send_dir(Dir::kXp, p));
-  UNSIGNED_LONGLONGS_EQUAL(1, sa->link(0).counters().tx_queue_full);
+  UNSIGNED_LONGLONGS_EQUAL(1, sa->link(0).counters().credit_stalls);
   UNSIGNED_LONGS_EQUAL(8 + sizeof(wire::TorusHeader), p->len);  // no link headers left on it
   CHECK(rig->settle() > 0);
   UNSIGNED_LONGS_EQUAL(cap, sa->tx_space(Dir::kXp));
@@ -406,12 +427,14 @@ TEST(NetStackPair, SendHelloBothWays) {
 
 TEST(NetStackPair, SendHelloOnAFullQueueFreesItsPacket) {
   wire::HelloBody h{};
-  for (uint32_t i = 0; i < tuning::kCollTxQueue; ++i) CHECK(sa->send_hello(0, h));
-  UNSIGNED_LONGLONGS_EQUAL(tuning::kCollTxQueue, rig->pool(a).stats().in_use);
+  const uint32_t cap = rig->link_config().tx_cap;
+  for (uint32_t i = 0; i < cap; ++i) CHECK(sa->send_hello(0, h));
+  UNSIGNED_LONGLONGS_EQUAL(cap, rig->pool(a).stats().in_use);
   CHECK_FALSE(sa->send_hello(0, h));
-  UNSIGNED_LONGLONGS_EQUAL(tuning::kCollTxQueue, rig->pool(a).stats().in_use);
+  UNSIGNED_LONGLONGS_EQUAL(cap, rig->pool(a).stats().in_use);
+  UNSIGNED_LONGLONGS_EQUAL(1, sa->link(0).counters().tx_queue_full);
   CHECK(rig->settle() > 0);
-  UNSIGNED_LONGS_EQUAL(tuning::kCollTxQueue, hello_b.hellos.size());
+  UNSIGNED_LONGS_EQUAL(cap, hello_b.hellos.size());
 }
 
 TEST(NetStackPair, AllocCountsAnEmptyPool) {

@@ -36,7 +36,7 @@ TEST_GROUP(Wire){};
 
 TEST(Wire, Sizes) {
   UNSIGNED_LONGS_EQUAL(14, sizeof(EthHeader));
-  UNSIGNED_LONGS_EQUAL(24, sizeof(LinkHeader));
+  UNSIGNED_LONGS_EQUAL(32, sizeof(LinkHeader));
   UNSIGNED_LONGS_EQUAL(16, sizeof(TorusHeader));
   UNSIGNED_LONGS_EQUAL(16, sizeof(HelloBody));
   UNSIGNED_LONGS_EQUAL(1, alignof(LinkHeader));  // packed: may sit at any offset in a frame
@@ -68,23 +68,41 @@ TEST(Wire, LinkHeaderFieldsAreBigEndianAtTheirOffsets) {
   h.seq.set(0x01020304u);
   h.ack.set(0x05060708u);
   h.sack.set(0x090A0B0Cu);
-  h.credits.set(0x0D0Eu);
-  h.length.set(0x0F10u);
-  h.crc.set(0x11121314u);
+  h.credits[0].set(0x0D0Eu);
+  h.credits[1].set(0x0F10u);
+  h.credits[2].set(0x1112u);
+  h.credits[3].set(0x1314u);
+  h.length.set(0x1516u);
+  h.reserved.set(0x1718u);
+  h.crc.set(0x191A1B1Cu);
   const uint8_t* b = bytes_of(h);
   check_bytes(b, {kWireVersion, 3, 0xA5, 0x5A,  //
                   0x01, 0x02, 0x03, 0x04,       // seq @4
                   0x05, 0x06, 0x07, 0x08,       // ack @8
                   0x09, 0x0A, 0x0B, 0x0C,       // sack @12
-                  0x0D, 0x0E,                   // credits @16
-                  0x0F, 0x10,                   // length @18
-                  0x11, 0x12, 0x13, 0x14});     // crc @20
-  UNSIGNED_LONGS_EQUAL(18, offsetof(LinkHeader, length));
-  UNSIGNED_LONGS_EQUAL(20, offsetof(LinkHeader, crc));
+                  0x0D, 0x0E, 0x0F, 0x10,       // credits[0..1] @16
+                  0x11, 0x12, 0x13, 0x14,       // credits[2..3] @20
+                  0x15, 0x16,                   // length @24
+                  0x17, 0x18,                   // reserved @26
+                  0x19, 0x1A, 0x1B, 0x1C});     // crc @28
+  UNSIGNED_LONGS_EQUAL(16, offsetof(LinkHeader, credits));
+  UNSIGNED_LONGS_EQUAL(24, offsetof(LinkHeader, length));
+  UNSIGNED_LONGS_EQUAL(28, offsetof(LinkHeader, crc));
   // Reading back goes through the same swap.
   UNSIGNED_LONGS_EQUAL(0x01020304u, h.seq.get());
-  UNSIGNED_LONGS_EQUAL(0x0F10u, h.length.get());
-  UNSIGNED_LONGS_EQUAL(0x11121314u, h.crc.get());
+  UNSIGNED_LONGS_EQUAL(0x1314u, h.credits[3].get());
+  UNSIGNED_LONGS_EQUAL(0x1516u, h.length.get());
+  UNSIGNED_LONGS_EQUAL(0x191A1B1Cu, h.crc.get());
+}
+
+TEST(Wire, VcAndLinkFlagNumbersAreStable) {
+  UNSIGNED_LONGS_EQUAL(4, kNumVcs);
+  UNSIGNED_LONGS_EQUAL(0, kVcLow);
+  UNSIGNED_LONGS_EQUAL(1, kVcHigh);
+  UNSIGNED_LONGS_EQUAL(2, kVcAdaptive);
+  UNSIGNED_LONGS_EQUAL(3, kVcPriority);
+  UNSIGNED_LONGS_EQUAL(1, kLinkNak);
+  UNSIGNED_LONGS_EQUAL(2, kLinkAckReq);
 }
 
 TEST(Wire, FrameAndPacketTypeNumbersAreStable) {

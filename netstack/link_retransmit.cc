@@ -1,0 +1,169 @@
+// Link loss recovery: the retransmission timer with exponential backoff,
+// sack/NAK-driven retransmission, credit probes and link-down.
+//
+// Policy:
+// - One timer per link. With data unacknowledged it fires rto_cur_ after
+//   the last progress (or the first send into an empty window), capped at
+//   the link-down deadline. On expiry it resends only the OLDEST unacked
+//   frame, flagged kLinkAckReq so the peer answers at once, and doubles
+//   rto_cur_ up to rto_max_ns. One frame per expiry keeps a spurious
+//   timeout (a slow port, a late ack) cheap: the peer's reply carries a
+//   cumulative ack and a sack, and the sack repairs every other hole.
+// - Holes (unsacked seqs below the highest sacked one, whether or not the
+//   ack carries kLinkNak) are resent when the ack is current, each at most
+//   once per rto_cur_ / 2, so a frame merely overtaken by a reordered one is
+//   not resent at once and a NAK followed by sacks does not resend twice.
+// - With nothing unacked but credits the peer has not returned, the timer
+//   probes instead (a bare ack with kLinkAckReq), with the same backoff: a
+//   lost credit update is repaired even when no data is waiting to go.
+// - Link-down, for good: data unacknowledged with no progress for
+//   down_after_ns; probes unanswered (no frame heard) for down_after_ns; or
+//   the port's carrier down at an expiry while we wait on the peer (data
+//   unacknowledged or buffers not returned). A link with nothing owed either
+//   way has nothing to lose and keeps no timer.
+#include <algorithm>
+#include <cstdint>
+
+#include "netstack/link.h"
+
+namespace toroid {
+
+bool Link::peer_holds_credits() const {
+  for (int vc = 0; vc < wire::kNumVcs; ++vc)
+    if (credits_used_[vc] != peer_freed_[vc]) return true;
+  return false;
+}
+
+void Link::arm_rto() {
+  if (!up_) {
+    loop_.timers().cancel(rto_timer_);
+    return;
+  }
+  const uint64_t now = loop_.now();
+  if (unacked() > 0) {
+    const uint64_t down_at = last_progress_ + cfg_.down_after_ns;
+    loop_.timers().arm(rto_timer_, std::min(now + rto_cur_, std::max(down_at, now)));
+  } else if (peer_holds_credits()) {
+    const uint64_t down_at = last_heard_ + cfg_.down_after_ns;
+    loop_.timers().arm(rto_timer_, std::min(now + rto_cur_, std::max(down_at, now)));
+  } else {
+    loop_.timers().cancel(rto_timer_);
+  }
+}
+
+void Link::on_rto(void* self) { static_cast<Link*>(self)->rto_expired(); }
+
+void Link::rto_expired() {
+  if (!up_) return;
+  const uint64_t now = loop_.now();
+  if (unacked() > 0) {
+    ++ctr_.timeouts;
+    if (port_->link_state() == LinkState::kDown) {
+      go_down(error(Code::kLinkDown, "%s: link down: carrier lost (%u frames unacknowledged)", name_.c_str(),
+                    unacked()));
+      return;
+    }
+    if (now - last_progress_ >= cfg_.down_after_ns) {
+      char dur[32];
+      format_duration(now - last_progress_, dur, sizeof dur);
+      go_down(error(Code::kLinkDown, "%s: link down: no progress for %s (%u frames unacknowledged)", name_.c_str(),
+                    dur, unacked()));
+      return;
+    }
+    retransmit(peer_ack_, wire::kLinkAckReq);
+  } else if (peer_holds_credits()) {
+    uint32_t owed = 0;
+    for (int vc = 0; vc < wire::kNumVcs; ++vc) owed += static_cast<uint16_t>(credits_used_[vc] - peer_freed_[vc]);
+    if (port_->link_state() == LinkState::kDown) {
+      go_down(error(Code::kLinkDown, "%s: link down: carrier lost (%u receive buffers not returned)", name_.c_str(),
+                    owed));
+      return;
+    }
+    if (now - last_heard_ >= cfg_.down_after_ns) {
+      char dur[32];
+      format_duration(now - last_heard_, dur, sizeof dur);
+      go_down(error(Code::kLinkDown, "%s: link down: no answer for %s (%u receive buffers not returned)",
+                    name_.c_str(), dur, owed));
+      return;
+    }
+    send_bare_ack(wire::kLinkAckReq);
+  } else {
+    return;
+  }
+  rto_cur_ = std::min(rto_cur_ * 2, std::max(cfg_.rto_max_ns, cfg_.rto_ns));
+  arm_rto();
+  flush_tx();
+}
+
+void Link::retransmit_holes(uint32_t sack) {
+  if (sack == 0) return;  // a NAK whose gap has been filled since
+  const uint64_t now = loop_.now();
+  const uint64_t min_gap = rto_cur_ / 2;
+  // Highest sacked seq; everything from peer_ack_ below it that is not
+  // sacked is a hole. Push copies to the queue front highest first, so they
+  // leave lowest first.
+  const uint32_t top = peer_ack_ + 1 + static_cast<uint32_t>(31 - __builtin_clz(sack));
+  const uint32_t end = std::min(top - peer_ack_, unacked());
+  for (uint32_t k = end; k-- > 0;) {
+    const uint32_t seq = peer_ack_ + k;
+    const TxSlot& s = window_[seq % kLinkWindow];
+    if (!s.pkt || s.seq != seq || s.sacked || s.in_queue) continue;
+    if (now - s.sent_at < min_gap) continue;
+    retransmit(seq, 0);
+  }
+}
+
+// Queue a copy of seq's frame at the front: the original may still be on
+// the wire (or held by the medium), and a shared packet is read-only. The
+// copy's ack fields and CRC are rewritten when it leaves.
+bool Link::retransmit(uint32_t seq, uint8_t flags) {
+  TxSlot& s = window_[seq % kLinkWindow];
+  if (!s.pkt || s.seq != seq || s.in_queue) return false;  // gone, or still waiting to leave
+  Packet* c = clone_packet(*s.pkt, port_->tx_pool());
+  if (!c) {
+    ++ctr_.no_buffer;  // the timer tries again
+    return false;
+  }
+  c->user = 0;
+  header_of(c)->flags = flags;
+  s.in_queue = true;
+  s.sent_at = loop_.now();
+  ++ctr_.retransmits;
+  push_front(c);
+  return true;
+}
+
+void Link::go_down(Status why) {
+  if (!up_) return;
+  up_ = false;
+  down_ = std::move(why);
+  loop_.timers().cancel(rto_timer_);
+  loop_.timers().cancel(ack_timer_);
+  ack_pending_ = false;
+  // Queued frames (data, copies, acks, hellos), then the window's
+  // references, then frames held out of order (their buffers are free again).
+  while (tx_head_) {
+    Packet* p = tx_head_;
+    tx_head_ = p->next;
+    p->free();
+  }
+  tx_tail_ = nullptr;
+  tx_count_ = 0;
+  ack_pkt_ = nullptr;
+  for (TxSlot& s : window_) {
+    if (s.pkt) s.pkt->free();
+    s = TxSlot{};
+  }
+  peer_ack_ = next_seq_;
+  for (uint32_t i = 0; i < kLinkWindow; ++i) {
+    Packet*& p = reorder_[(rx_next_ + i) % kLinkWindow];
+    if (!p) continue;
+    --held_[p->vc];
+    p->free();
+    p = nullptr;
+  }
+  rx_bits_ = 0;
+  client_->on_link_down(index_, down_);
+}
+
+}  // namespace toroid

@@ -1,0 +1,59 @@
+// A cable cut in the middle of a transfer: both ends report the dead link by
+// node and port within the configured detection time, their senders get an
+// error, and the partition finishes (fails) instead of hanging.
+#include <string>
+
+#include "tests/sim/sim_helpers.h"
+
+#include <CppUTest/TestHarness.h>
+
+using namespace toroid;
+using namespace toroid::test;
+
+TEST_GROUP(LinkDown){};
+
+TEST(LinkDown, CutMidTransferIsReportedByNodeAndPort) {
+  LogCapture log;
+  SimOptions o = options("4x4x2", "traffic", 3, "linkdown=1.1.1:x+@100us");
+  o.job_args = {{"pattern", "uniform"}, {"messages", "200"}, {"size", "900"}};
+  o.job_timeout_ns = 100 * kMs;
+  SimRig rig(o);
+  CHECK_TRUE(rig.build().is_ok());
+  const SimSummary s = rig.run();
+  LONGS_EQUAL(0, s.unfinished);  // nobody hangs
+  CHECK(s.failed > 0);
+  const Dims dims{{4, 4, 2}};
+  const Node& a = rig.node(rank_of(Coord{{1, 1, 1}}, dims));
+  const Node& b = rig.node(rank_of(Coord{{2, 1, 1}}, dims));
+  // The sender with frames in flight on the cut cable fails its job with the
+  // link's status; the other end may have finished its own share already,
+  // but its link is down too and was reported, by node and port.
+  CHECK(a.state() == NodeState::kFailed);
+  CHECK_TEXT(a.status().code() == Code::kLinkDown, a.status().to_string().c_str());
+  CHECK_TEXT(a.status().message().find("node 1,1,1 port port0 (x+): link down") != std::string::npos,
+             a.status().message().c_str());
+  CHECK(!a.net().link(0).up());
+  CHECK(!b.net().link(1).up());
+  CHECK_TEXT(b.net().link(1).down_status().message().find("node 2,1,1 port port1 (x-): link down") !=
+                 std::string::npos,
+             b.net().link(1).down_status().message().c_str());
+  CHECK(log.has("[node 2,1,1] error: node 2,1,1 port port1 (x-): link down"));
+  // Detected within the configured time after the cut (plus one maximal
+  // retransmission interval for the check to run).
+  const uint64_t cut = 100 * kUs;
+  const uint64_t bound = cut + tuning::kLinkDownSimNs + tuning::kLinkRtoMaxSimNs;
+  CHECK(a.done_ns() > cut && a.done_ns() <= bound);
+}
+
+// A collective in flight when a link dies fails with the link's status.
+TEST(LinkDown, CollectiveFailsWithTheLinkStatus) {
+  LogCapture log;
+  SimRig rig(options("2x2x2", "selftest", 1, "linkdown=0.0.0:y+@20us"));
+  CHECK_TRUE(rig.build().is_ok());
+  const SimSummary s = rig.run();
+  LONGS_EQUAL(0, s.unfinished);
+  const Node& n = rig.node(0);
+  CHECK(n.state() == NodeState::kFailed);
+  CHECK_TEXT(n.status().code() == Code::kLinkDown, n.status().to_string().c_str());
+  CHECK(n.status().message().find("port port2 (y+)") != std::string::npos);
+}
