@@ -53,6 +53,10 @@ constexpr uint32_t kInjectQueue = 256;          // local packets waiting to ente
 constexpr uint32_t kP2pWindow = 16;             // segments in flight per destination
 constexpr uint32_t kP2pReadyCap = 256 * 1024;   // bytes of unreceived complete messages per source
 
+// ---- combine and barrier networks (netstack/tree/) ---------------------------
+constexpr uint32_t kTreeWindow = 8;             // packets a node may be ahead per tree class
+constexpr uint8_t kTreeClassWorld = 1;          // class id of the world tree (root rank 0)
+
 // ---- boot and link training ------------------------------------------------
 constexpr uint64_t kHelloIntervalNs = 200 * 1000;      // resend hello every 200 us
 constexpr uint64_t kTrainTimeoutSimNs = 20 * 1000 * 1000;   // 20 ms of virtual time
@@ -63,6 +67,5 @@ constexpr uint64_t kCollTimeoutSimNs = 500ull * 1000 * 1000;       // 0.5 s virt
 constexpr uint64_t kCollTimeoutRealNs = 30ull * 1000 * 1000 * 1000; // 30 s real
 constexpr uint64_t kJobTimeoutSimNs = 1000ull * 1000 * 1000;        // 1 s virtual
 constexpr uint64_t kJobTimeoutRealNs = 120ull * 1000 * 1000 * 1000; // 2 min real
-constexpr uint32_t kCollTxQueue = 512;          // frames a node may queue per port
 
 }  // namespace toroid::tuning

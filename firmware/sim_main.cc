@@ -50,6 +50,8 @@ const char kUsage[] =
     "test flags:\n"
     "  --no-dateline         route without dateline VCs (shows the deadlock they prevent)\n"
     "  --vc-credits N        receive buffers per virtual channel per link (default 8)\n"
+    "\n"
+    "output:\n"
     "  --quiet               no per-node boot lines, no progress lines\n"
     "  --log-level L         error | warn | info | debug (default info)\n"
     "  --help                this text\n"

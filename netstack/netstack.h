@@ -131,6 +131,7 @@ class NetStack final : public Poller, public LinkClient {
   // Class-routed multicast from this node (its entry must accept local).
   bool send_class(uint8_t cls, Packet* p);
   uint32_t inject_queued() const { return inject_.n; }
+  bool can_inject() const { return inject_.n < cfg_.inject_cap; }
 
   // ---- event loop and links ----
   bool poll() override;

@@ -14,6 +14,7 @@ namespace {
 constexpr uint32_t kFanStarted = 1u << 31;
 constexpr uint32_t kFanDeposit = 1u << 30;
 constexpr uint32_t kFanDirs = 0x3f;
+constexpr uint32_t kDeposited = 1u << 29;  // a unicast packet already left its copy here
 constexpr uint16_t kLocalPort = 0xffff;  // "arrival port" of packets this node sent itself
 
 Coord dst_of(const TorusHeader* th) {
@@ -64,12 +65,18 @@ bool NetStack::route_unicast(Packet* p, int in_port) {
       }
     }
     if (best >= 0) {
-      if ((th->flags & wire::kTorusDeposit) && in_port != kLocal && !deposit_copy(arrival, p)) return false;
+      if ((th->flags & wire::kTorusDeposit) && in_port != kLocal && !(p->user & kDeposited)) {
+        if (!deposit_copy(arrival, p)) return false;
+        p->user |= kDeposited;
+      }
+      const uint32_t saved_user = p->user;
+      p->user = 0;
       if (send_on(static_cast<Dir>(best), wire::kVcAdaptive, p)) {
         ++ctr_.adaptive_hops;
         if (in_port != kLocal) ++ctr_.forwarded;
         return true;
       }
+      p->user = saved_user;
     }
   }
   Hop hop;
@@ -88,8 +95,16 @@ bool NetStack::route_unicast(Packet* p, int in_port) {
   if (!links_[port]->can_send(hop.vc)) return false;
   // The deposit copy is made only once the packet can move on, so a blocked
   // packet never leaves two copies.
-  if ((th->flags & wire::kTorusDeposit) && in_port != kLocal && !deposit_copy(arrival, p)) return false;
-  if (!send_on(hop.dir, hop.vc, p)) return false;
+  if ((th->flags & wire::kTorusDeposit) && in_port != kLocal && !(p->user & kDeposited)) {
+    if (!deposit_copy(arrival, p)) return false;
+    p->user |= kDeposited;
+  }
+  const uint32_t saved_user = p->user;
+  p->user = 0;  // the link uses this field from here on
+  if (!send_on(hop.dir, hop.vc, p)) {
+    p->user = saved_user;
+    return false;
+  }
   ++ctr_.escape_hops;
   if (in_port != kLocal) ++ctr_.forwarded;
   return true;
@@ -151,9 +166,11 @@ bool NetStack::route_class(Packet* p, int in_port) {
       }
       ++ctr_.multicast_copies;
     }
-    out->user = 0;
+    const uint32_t fan = p->user;
+    out->user = 0;  // the link uses this field from here on
     if (!send_on(dir, vc, out)) {
       if (!last) out->free();
+      else p->user = fan;
       continue;
     }
     if (in_port != kLocal) ++ctr_.forwarded;

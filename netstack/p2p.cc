@@ -45,6 +45,12 @@ Result<uint32_t> Messenger::send(const Coord& dst, uint16_t context, const void*
   return op.handle;
 }
 
+uint32_t Messenger::cancel_sends() {
+  const auto n = static_cast<uint32_t>(sends_.size());
+  sends_.clear();
+  return n;
+}
+
 bool Messenger::send_done(uint32_t handle) const {
   for (const SendOp& op : sends_)
     if (op.handle == handle) return false;
@@ -61,6 +67,7 @@ bool Messenger::pump_send(SendOp& op) {
       ++ctr_.credit_stalls;
       return false;
     }
+    if (!net_.can_inject()) return false;
     Packet* p = net_.alloc();
     if (!p) return false;
     const uint32_t n = std::min(seg_payload_, op.len - op.offset);
@@ -96,6 +103,7 @@ bool Messenger::pump_send(SendOp& op) {
 }
 
 bool Messenger::send_credit(uint32_t rank, Peer& pr) {
+  if (!net_.can_inject()) return false;
   Packet* p = net_.alloc();
   if (!p) return false;
   const Coord dst = coord_of(rank, net_.dims());

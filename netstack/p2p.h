@@ -59,6 +59,9 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   // outside the partition).
   Result<uint32_t> send(const Coord& dst, uint16_t context, const void* data, uint32_t len, bool adaptive = false);
   bool send_done(uint32_t handle) const;
+  // Forget every send not yet fully injected (its data may be freed after
+  // this); returns how many were dropped.
+  uint32_t cancel_sends();
   uint32_t sends_pending() const { return static_cast<uint32_t>(sends_.size()); }
 
   struct Message {

@@ -166,6 +166,8 @@ void TrafficJob::finish(Status st) {
   if (done_) return;
   done_ = true;
   ctx_.loop.timers().cancel(deadline_);
+  // The messenger may still point into payloads of unfinished sends.
+  msgr_.cancel_sends();
   payloads_.clear();
   if (st && (delivered_ != expected_ || duplicates_ || corrupt_))
     st = error(Code::kInternal, "traffic: expected=%lu delivered=%lu duplicates=%lu corrupt=%lu",

@@ -12,8 +12,10 @@ enum class PacketType : uint8_t {
   kCollective = 2,  // collectives traffic (CollHeader follows)
   kP2P = 3,         // point-to-point message segment
   kControl = 4,
+  kTree = 5,       // combine network, one hop (TreeHeader follows)
+  kBarrier = 6,    // barrier network, one hop on the priority VC (BarrierHeader)
 };
-constexpr uint8_t kMaxPacketType = 4;
+constexpr uint8_t kMaxPacketType = 6;
 
 enum TorusFlags : uint8_t {
   kTorusDeposit = 1,    // deposit a copy at every node passed (line broadcast)

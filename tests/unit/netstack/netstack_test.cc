@@ -149,14 +149,15 @@ TEST(NetStack, DeliversPacketsAddressedToMeToTheirHandlerInOrder) {
 TEST(NetStack, EachPacketTypeGoesToItsOwnHandler) {
   RecordingHandler h[wire::kMaxPacketType + 1];
   for (uint8_t t = 1; t <= wire::kMaxPacketType; ++t) sb->set_handler(static_cast<PacketType>(t), &h[t]);
-  for (uint32_t i = 0; i < 40; ++i) inject(torus_body(me, peer, static_cast<uint8_t>(1 + i % 4), 10, i));
+  constexpr uint32_t kTypes = wire::kMaxPacketType;
+  for (uint32_t i = 0; i < 10 * kTypes; ++i) inject(torus_body(me, peer, static_cast<uint8_t>(1 + i % kTypes), 10, i));
   settle();
   CHECK(coll.packets.empty());  // replaced by h[kCollective]
   for (uint8_t t = 1; t <= wire::kMaxPacketType; ++t) {
     UNSIGNED_LONGS_EQUAL(10, h[t].packets.size());
     for (size_t k = 0; k < h[t].packets.size(); ++k) {
       UNSIGNED_LONGS_EQUAL(t, h[t].packets[k].header().type);
-      UNSIGNED_LONGS_EQUAL(k * 4 + t - 1, h[t].packets[k].header().tag.get());
+      UNSIGNED_LONGS_EQUAL(k * kTypes + t - 1, h[t].packets[k].header().tag.get());
     }
   }
   check_counters(sb->counters(), 0, 0, 0, 0, 0);
@@ -193,6 +194,29 @@ TEST(NetStack, CoordinatesOutsideThePartitionAreDropped) {
   check_counters(sb->counters(), 0, 0, 6, 0, 0);
   UNSIGNED_LONGS_EQUAL(1, coll.packets.size());
   UNSIGNED_LONGS_EQUAL(7, coll.packets[0].header().tag.get());
+}
+
+// Class-routed packets: an id with no table entry here, and an entry that
+// does not accept the input direction, are dropped and counted; an accepted
+// one is deposited.
+TEST(NetStack, UnknownOrRefusedClassesAreDropped) {
+  const uint8_t c = pt(PacketType::kCollective);
+  auto with_class = [&](uint8_t cls, uint32_t tag) {
+    auto body = torus_body(me, peer, c, 8, tag);
+    reinterpret_cast<wire::TorusHeader*>(body.data())->cls = cls;
+    return body;
+  };
+  CHECK_TRUE(sb->set_class(2, ClassEntry{dir_bit(Dir::kXp), 0, true}).is_ok());  // accepts only from x+
+  CHECK_TRUE(sb->set_class(3, ClassEntry{dir_bit(Dir::kXm), 0, true}).is_ok());  // from x-: deposit
+  inject(with_class(9, 1));    // no such class here
+  inject(with_class(15, 2));   // the largest id, unset
+  inject(with_class(2, 3));    // arrives from x-, refused
+  inject(with_class(3, 4));    // accepted
+  settle();
+  UNSIGNED_LONGLONGS_EQUAL(2, sb->counters().rx_unknown_class);
+  UNSIGNED_LONGLONGS_EQUAL(1, sb->counters().rx_class_refused);
+  UNSIGNED_LONGS_EQUAL(1, coll.packets.size());
+  UNSIGNED_LONGS_EQUAL(4, coll.packets[0].header().tag.get());
 }
 
 // b has a link only towards x-: packets for other nodes that would leave

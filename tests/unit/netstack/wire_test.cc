@@ -114,7 +114,9 @@ TEST(Wire, FrameAndPacketTypeNumbersAreStable) {
   UNSIGNED_LONGS_EQUAL(2, static_cast<int>(PacketType::kCollective));
   UNSIGNED_LONGS_EQUAL(3, static_cast<int>(PacketType::kP2P));
   UNSIGNED_LONGS_EQUAL(4, static_cast<int>(PacketType::kControl));
-  UNSIGNED_LONGS_EQUAL(4, kMaxPacketType);
+  UNSIGNED_LONGS_EQUAL(5, static_cast<int>(PacketType::kTree));
+  UNSIGNED_LONGS_EQUAL(6, static_cast<int>(PacketType::kBarrier));
+  UNSIGNED_LONGS_EQUAL(6, kMaxPacketType);
   UNSIGNED_LONGS_EQUAL(1, kWireVersion);
 }
 
