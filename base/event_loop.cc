@@ -69,6 +69,7 @@ TimerWheel::~TimerWheel() {
     }
   };
   for (Timer*& head : slots_) { drop(head); head = nullptr; }
+  for (uint64_t& w : occupied_) w = 0;
   drop(firing_);
   firing_ = nullptr;
   count_ = 0;
@@ -82,6 +83,18 @@ void TimerWheel::link(Timer& t) {
   t.next_ = slots_[slot];
   if (t.next_) t.next_->prev_ = &t;
   slots_[slot] = &t;
+  occupied_[slot >> 6] |= uint64_t{1} << (slot & 63);
+}
+
+uint32_t TimerWheel::next_occupied(uint32_t from) const {
+  uint32_t i = from;
+  while (i < kSlots) {
+    const uint32_t slot = static_cast<uint32_t>((cursor_tick_ + i) & kSlotMask);
+    const uint64_t bits = occupied_[slot >> 6] >> (slot & 63);
+    if (bits) return std::min<uint32_t>(kSlots, i + static_cast<uint32_t>(__builtin_ctzll(bits)));
+    i += 64 - (slot & 63);  // the rest of this word is empty
+  }
+  return kSlots;
 }
 
 void TimerWheel::unlink(Timer& t) {
@@ -89,6 +102,7 @@ void TimerWheel::unlink(Timer& t) {
   if (t.prev_) t.prev_->next_ = t.next_;
   else head = t.next_;
   if (t.next_) t.next_->prev_ = t.prev_;
+  if (!head && t.slot_ != kFiringSlot) occupied_[t.slot_ >> 6] &= ~(uint64_t{1} << (t.slot_ & 63));
   t.prev_ = t.next_ = nullptr;
 }
 
@@ -128,7 +142,7 @@ uint32_t TimerWheel::expire(uint64_t now_ns) {
   // Detach every due timer onto a singly linked list (next_ only).
   Timer* due = nullptr;
   uint32_t ndue = 0;
-  for (uint64_t i = 0; i < walk; ++i) {
+  for (uint64_t i = next_occupied(0); i < walk; i = next_occupied(static_cast<uint32_t>(i) + 1)) {
     const uint32_t slot = static_cast<uint32_t>((cursor_tick_ + i) & kSlotMask);
     for (Timer* t = slots_[slot]; t;) {
       Timer* next = t->next_;
@@ -197,7 +211,7 @@ uint64_t TimerWheel::scan_next() const {
   // Walk slots in tick order from the cursor. After the slot of tick W, every
   // timer not yet seen has a deadline >= (W + 1) * tick (see the invariant
   // above), so a minimum below that is final.
-  for (uint32_t i = 0; i < kSlots; ++i) {
+  for (uint32_t i = next_occupied(0); i < kSlots; i = next_occupied(i + 1)) {
     const uint64_t tick = cursor_tick_ + i;
     for (const Timer* t = slots_[tick & kSlotMask]; t; t = t->next_) best = std::min(best, t->deadline_);
     if (best < (tick + 1) * kTick) break;

@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/tuning.h"
 
 namespace toroid {
 
@@ -72,6 +73,12 @@ class TimerWheel {
   void unlink(Timer& t);
   uint64_t scan_next() const;
   std::vector<Timer*> slots_;
+  // Bit per slot, set while the slot holds a timer: lets the scans skip
+  // empty slots 64 at a time (a sim node's next deadline is often far out).
+  uint64_t occupied_[tuning::kTimerWheelSlots / 64] = {};
+  // Offset (from the cursor, in slots) of the first occupied slot at or after
+  // offset `from`, or kTimerWheelSlots if none is left in one revolution.
+  uint32_t next_occupied(uint32_t from) const;
   uint64_t cursor_tick_;      // every slot before this tick has been expired
   uint32_t count_ = 0;
   mutable uint64_t cached_next_ = kNever;

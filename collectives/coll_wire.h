@@ -11,6 +11,7 @@ namespace toroid::wire {
 
 enum class CollAlgo : uint8_t {
   kTorusRing = 1,
+  kTorusTree = 2,
 };
 
 struct __attribute__((packed)) CollHeader {

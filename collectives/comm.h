@@ -16,9 +16,17 @@
 #include "base/event_loop.h"
 #include "base/log.h"
 #include "collectives/allreduce_torus_ring.h"
+#include "collectives/allreduce_torus_tree.h"
 #include "netstack/netstack.h"
 
 namespace toroid {
+
+// Allreduce algorithms of this communicator.
+enum class AllreduceAlgo : uint8_t {
+  kTorusRing,  // dimension-ordered ring shift-and-add (allreduce_torus_ring.h)
+  kTorusTree,  // seed 004 C: torus reduce to the middle, tree broadcast
+};
+const char* allreduce_algo_name(AllreduceAlgo a);
 
 struct CollCounters {
   uint64_t rx_packets = 0;
@@ -28,6 +36,7 @@ struct CollCounters {
   uint64_t ops_started = 0;
   uint64_t ops_ok = 0;
   uint64_t ops_failed = 0;
+  uint64_t max_incoming_per_step = 0;  // torus-tree: most packets combined for one chunk
 };
 extern const CounterField kCollCountersFields[];
 extern const int kCollCountersFieldCount;
@@ -37,8 +46,13 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   Comm(NetStack& net, EventLoop& loop, const Logger& log, uint16_t context, uint64_t timeout_ns);
   ~Comm() override;
 
+  // The combine tree that tree-based algorithms use (may be left unset).
+  void set_tree(CombineEngine* engine, uint8_t tree_class) {
+    tree_ = engine;
+    tree_class_ = tree_class;
+  }
   // In-place SUM allreduce of count int64 values (count may be 0).
-  Status start_allreduce_sum_i64(int64_t* data, uint32_t count);
+  Status start_allreduce_sum_i64(int64_t* data, uint32_t count, AllreduceAlgo algo = AllreduceAlgo::kTorusRing);
   // Nobody leaves before everyone has arrived: an allreduce of nothing.
   Status start_barrier();
   bool in_flight() const { return active_; }
@@ -86,6 +100,10 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   Timer deadline_;
   std::vector<Inbox> inbox_;
   TorusRingAllreduce ring_;
+  TorusTreeAllreduce ttree_;
+  AllreduceAlgo algo_ = AllreduceAlgo::kTorusRing;
+  CombineEngine* tree_ = nullptr;
+  uint8_t tree_class_ = 0;
   CollCounters ctr_;
 };
 

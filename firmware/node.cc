@@ -37,9 +37,25 @@ Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std
   msgr_ = std::make_unique<Messenger>(*net_);
   net_->set_handler(wire::PacketType::kP2P, msgr_.get());
   net_->add_link_down_listener(msgr_.get());
+  // The combine and barrier networks on the world tree, rooted at rank 0.
+  combine_ = std::make_unique<CombineEngine>(*net_, loop_, opt_.coll_timeout_ns);
+  barrier_ = std::make_unique<BarrierNet>(*net_, loop_, opt_.coll_timeout_ns);
+  net_->set_handler(wire::PacketType::kTree, combine_.get());
+  net_->set_handler(wire::PacketType::kBarrier, barrier_.get());
+  net_->add_link_down_listener(combine_.get());
+  net_->add_link_down_listener(barrier_.get());
+  if (p_.ports.size() == net_->port_count()) {
+    const ClassRoute world = make_tree_route(p_.dims, coord_of(0, p_.dims));
+    setup_status_ = combine_->add_tree(tuning::kTreeClassWorld, world);
+    if (setup_status_) setup_status_ = barrier_->set_tree(tuning::kTreeClassWorld, world);
+    // Tree-based collectives (torus-tree allreduce) use the world tree.
+    if (setup_status_) comm_->set_tree(combine_.get(), tuning::kTreeClassWorld);
+  }
   loop_.add_poller(net_.get());
   loop_.add_poller(comm_.get());
   loop_.add_poller(msgr_.get());
+  loop_.add_poller(combine_.get());
+  loop_.add_poller(barrier_.get());
   loop_.add_poller(&seq_);
 }
 
@@ -52,6 +68,10 @@ void Node::boot() {
     fail(error(Code::kInvalid, "node %s: personality names %zu ports but the rig gave %u", p_.node_name().c_str(),
                p_.ports.size(), net_->port_count()),
          true);
+    return;
+  }
+  if (!setup_status_) {
+    fail(error(setup_status_.code(), "node %s: %s", p_.node_name().c_str(), setup_status_.message().c_str()), true);
     return;
   }
   state_ = NodeState::kTraining;

@@ -19,6 +19,8 @@
 #include "firmware/personality.h"
 #include "netstack/netstack.h"
 #include "netstack/p2p.h"
+#include "netstack/tree/barrier.h"
+#include "netstack/tree/combine.h"
 
 namespace toroid {
 
@@ -58,7 +60,14 @@ class Node {
   NetStack& net() { return *net_; }
   const LinkTrainer& trainer() const { return *trainer_; }
   const Comm& comm() const { return *comm_; }
+  Comm& comm() { return *comm_; }
   const Messenger& messenger() const { return *msgr_; }
+  // The emulated combine and barrier networks; the world tree (rooted at
+  // rank 0) is class tuning::kTreeClassWorld of both.
+  CombineEngine& combine() { return *combine_; }
+  const CombineEngine& combine() const { return *combine_; }
+  BarrierNet& barrier() { return *barrier_; }
+  const BarrierNet& barrier() const { return *barrier_; }
   uint64_t boot_ns() const { return boot_ns_; }
   uint64_t trained_ns() const { return trained_ns_; }
   uint64_t done_ns() const { return done_ns_; }
@@ -93,6 +102,9 @@ class Node {
   std::unique_ptr<LinkTrainer> trainer_;
   std::unique_ptr<Comm> comm_;
   std::unique_ptr<Messenger> msgr_;
+  std::unique_ptr<CombineEngine> combine_;
+  std::unique_ptr<BarrierNet> barrier_;
+  Status setup_status_;  // a constructor step that failed; boot() reports it
   std::unique_ptr<Job> job_;
   Sequencer seq_{this};
   LinkWatch watch_{log_};

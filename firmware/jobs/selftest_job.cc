@@ -9,9 +9,18 @@ namespace toroid {
 SelftestJob::SelftestJob(const JobContext& ctx) : ctx_(ctx) {
   // Sizes: nothing, one element, a few, odd and bigger than one packet, and
   // 64 KiB (many packets per ring step).
+  using A = AllreduceAlgo;
   plan_ = {
-      {"barrier", 0, 1},   {"allreduce", 0, 1},    {"allreduce", 1, 1},    {"allreduce", 7, 1},
-      {"allreduce", 1001, 1}, {"allreduce", 8192, 1}, {"barrier", 0, 16},
+      {"barrier", 0, 1},
+      {"allreduce", 0, 1},
+      {"allreduce", 1, 1},
+      {"allreduce", 7, 1},
+      {"allreduce", 1001, 1},
+      {"allreduce", 8192, 1},
+      {"allreduce", 1, 1, A::kTorusTree},
+      {"allreduce", 1001, 1, A::kTorusTree},
+      {"allreduce", 8192, 1, A::kTorusTree},
+      {"barrier", 0, 16},
   };
 }
 
@@ -31,7 +40,7 @@ void SelftestJob::begin_case() {
     const uint64_t rank = rank_of(ctx_.personality.coord, ctx_.personality.dims);
     buf_.resize(c.count);
     for (uint32_t i = 0; i < c.count; ++i) buf_[i] = selftest::input(ctx_.personality.seed, rank, i);
-    st = ctx_.comm.start_allreduce_sum_i64(buf_.data(), c.count);
+    st = ctx_.comm.start_allreduce_sum_i64(buf_.data(), c.count, c.algo);
   }
   if (!st) end_case(st);
 }
@@ -45,7 +54,7 @@ void SelftestJob::end_case(Status st) {
   }
   CaseResult r;
   r.coll = c.coll;
-  r.algo = "torus-ring";
+  r.algo = std::string(c.coll) == "barrier" ? "torus-ring" : allreduce_algo_name(c.algo);
   if (std::string(c.coll) == "barrier")
     r.name = c.rounds == 1 ? "1 round" : std::to_string(c.rounds) + " rounds";
   else

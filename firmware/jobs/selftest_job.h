@@ -4,6 +4,7 @@
 #pragma once
 #include <vector>
 
+#include "collectives/comm.h"
 #include "firmware/job.h"
 
 namespace toroid {
@@ -21,6 +22,7 @@ class SelftestJob final : public Job {
     const char* coll;
     uint32_t count;   // elements (allreduce)
     uint32_t rounds;  // back-to-back repetitions
+    AllreduceAlgo algo = AllreduceAlgo::kTorusRing;
   };
   void begin_case();
   void end_case(Status st);
