@@ -1,5 +1,6 @@
 #include "base/event_loop.h"
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -271,10 +272,12 @@ void EventLoop::idle_reset() {
 void EventLoop::idle_step(uint64_t hard_deadline) {
   // The sim scheduler owns virtual time: sleeping would only stall it.
   if (clock_.is_virtual()) return;
-  if (idle_rounds_ < tuning::kIdleSpinRounds) { ++idle_rounds_; return; }
   if (idle_rounds_ < tuning::kIdleSpinRounds + tuning::kIdlePauseRounds) {
+    // With more nodes than cores a spinning node holds the core its peer
+    // needs to answer: give it up (returns at once when nobody else waits).
+    if (yield_when_idle_) sched_yield();
+    else if (idle_rounds_ >= tuning::kIdleSpinRounds) cpu_relax();
     ++idle_rounds_;
-    cpu_relax();
     return;
   }
 

@@ -133,6 +133,10 @@ class EventLoop {
   }
 
   const IdleStats& idle_stats() const { return idle_; }
+  // Spin and pause rounds yield the CPU (sched_yield) instead of burning it:
+  // for node processes that outnumber the cores (the idle path only; the
+  // data path still makes no system call).
+  void set_yield_when_idle(bool on) { yield_when_idle_ = on; }
 
  private:
   void idle_reset();
@@ -144,6 +148,7 @@ class EventLoop {
   std::vector<Poller*> pollers_;
   int epoll_fd_ = -1;
   uint32_t idle_rounds_ = 0;
+  bool yield_when_idle_ = false;
   uint64_t sleep_ns_ = 0;
   IdleStats idle_;
 };

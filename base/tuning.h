@@ -42,6 +42,7 @@ constexpr uint64_t kLinkRtoRealNs = 200 * 1000;
 constexpr uint64_t kLinkRtoMaxRealNs = 50 * 1000 * 1000;
 constexpr uint64_t kLinkAckDelayRealNs = 20 * 1000;
 constexpr uint64_t kLinkDownRealNs = 500 * 1000 * 1000;  // 0.5 s
+constexpr uint64_t kCarrierCheckNs = 1000 * 1000;  // an idle link reads its port's carrier every 1 ms
 static_assert(kLinkRtoSimNs <= kLinkRtoMaxSimNs && kLinkRtoRealNs <= kLinkRtoMaxRealNs);
 static_assert(kLinkRtoMaxSimNs < kLinkDownSimNs && kLinkRtoMaxRealNs < kLinkDownRealNs,
               "a link must retry at least once before it is declared down");

@@ -199,6 +199,7 @@ class Link {
   std::string name_;
   bool up_ = true;
   Status down_;
+  uint64_t next_carrier_check_ = 0;
 
   // tx queue of framed packets waiting for the port (intrusive FIFO through
   // Packet::next). Retransmissions and bare acks go to the front.

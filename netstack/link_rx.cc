@@ -11,6 +11,18 @@ using wire::FrameType;
 using wire::LinkHeader;
 
 bool Link::poll() {
+  // Carrier, read now and then even when idle: a neighbour that closed its
+  // end is noticed without waiting for unacknowledged data to time out.
+  if (up_) {
+    const uint64_t now = loop_.now();
+    if (now >= next_carrier_check_) {
+      next_carrier_check_ = now + tuning::kCarrierCheckNs;
+      if (port_->link_state() == LinkState::kDown) {
+        go_down(error(Code::kLinkDown, "%s: link down: carrier lost", name_.c_str()));
+        return true;
+      }
+    }
+  }
   Packet* burst[tuning::kBurst];
   const uint16_t n = port_->rx_burst(burst, tuning::kBurst);
   for (uint16_t i = 0; i < n; ++i) rx_one(burst[i]);

@@ -1,0 +1,47 @@
+// Exact, reproducible floating-point SUM on the combine network (seed 004 B
+// method 3, collectives/arith/tree_arith.h): pass 1 is an unsigned MAX over
+// exponents and special-value flags, pass 2 a signed ADD of fixed-point
+// integers aligned to the largest exponent, wide enough (long precision,
+// in chunks) to be exact; every node decodes the same integers with the same
+// code and rounds once, so the result is the correctly rounded sum,
+// bit-identical on every node, for every tree shape and root, and for any
+// order of contributions. A non-blocking state machine over CombineEngine.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "collectives/arith/tree_arith.h"
+
+namespace toroid {
+
+class CombineEngine;
+
+template <typename F>
+class TreeFloatSum {
+ public:
+  // in and out may alias; both stay owned by the caller until done().
+  Status start(CombineEngine* engine, uint8_t cls, const F* in, F* out, uint32_t n, uint64_t nodes);
+  bool progress();  // true if it moved
+  bool done() const { return stage_ == Stage::kDone; }
+  const Status& status() const { return status_; }
+
+ private:
+  enum class Stage : uint8_t { kPass1, kPass2, kDone };
+  void finish(Status st);
+  CombineEngine* engine_ = nullptr;
+  uint8_t cls_ = 0;
+  const F* in_ = nullptr;
+  F* out_ = nullptr;
+  uint32_t n_ = 0;
+  uint64_t nodes_ = 0;
+  Stage stage_ = Stage::kDone;
+  arith::FloatSumPlan plan_;
+  std::vector<uint8_t> p1_in_, p1_out_, p2_in_, p2_out_;
+  Status status_;
+};
+
+extern template class TreeFloatSum<double>;
+extern template class TreeFloatSum<float>;
+
+}  // namespace toroid
