@@ -59,7 +59,8 @@ constexpr uint32_t kTreeWindow = 8;             // packets a node may be ahead p
 constexpr uint8_t kTreeClassWorld = 1;          // class id of the world tree (root rank 0)
 
 // ---- boot and link training ------------------------------------------------
-constexpr uint64_t kHelloIntervalNs = 200 * 1000;      // resend hello every 200 us
+constexpr uint64_t kHelloIntervalNs = 200 * 1000;      // first hello resend after 200 us,
+constexpr uint64_t kHelloIntervalMaxNs = 20 * 1000 * 1000;  // then doubling up to 20 ms
 constexpr uint64_t kTrainTimeoutSimNs = 20 * 1000 * 1000;   // 20 ms of virtual time
 constexpr uint64_t kTrainTimeoutRealNs = 5ull * 1000 * 1000 * 1000;  // 5 s on real rigs
 

@@ -1,5 +1,6 @@
 #include "firmware/job.h"
 
+#include "firmware/jobs/bench_job.h"
 #include "firmware/jobs/selftest_job.h"
 #include "firmware/jobs/traffic_job.h"
 #include "firmware/jobs/train_job.h"
@@ -15,9 +16,11 @@ const char* verdict_name(CaseVerdict v) {
   return "?";
 }
 
-const char* known_jobs() { return "selftest, traffic, train"; }
+const char* known_jobs() { return "selftest, traffic, train, bench"; }
 
-bool is_known_job(const std::string& name) { return name == "selftest" || name == "traffic" || name == "train"; }
+bool is_known_job(const std::string& name) {
+  return name == "selftest" || name == "traffic" || name == "train" || name == "bench";
+}
 
 Result<std::unique_ptr<Job>> make_job(const JobContext& ctx) {
   const std::string& name = ctx.personality.job;
@@ -26,6 +29,11 @@ Result<std::unique_ptr<Job>> make_job(const JobContext& ctx) {
     auto spec = parse_traffic_args(ctx.personality.job_args);
     if (!spec) return spec.status();
     return std::unique_ptr<Job>(std::make_unique<TrafficJob>(ctx, *spec));
+  }
+  if (name == "bench") {
+    auto spec = parse_bench_args(ctx.personality.job_args);
+    if (!spec) return spec.status();
+    return std::unique_ptr<Job>(std::make_unique<BenchJob>(ctx, *spec));
   }
   if (name == "selftest") job = std::make_unique<SelftestJob>(ctx);
   else if (name == "train") job = std::make_unique<TrainJob>();

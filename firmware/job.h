@@ -58,7 +58,7 @@ class Job {
   std::vector<CaseResult> cases_;
 };
 
-// Known jobs: "selftest", "train". Unknown names and bad job arguments are
+// Known jobs: "selftest", "traffic", "train", "bench". Unknown names and bad job arguments are
 // errors that name them.
 Result<std::unique_ptr<Job>> make_job(const JobContext& ctx);
 const char* known_jobs();

@@ -1,5 +1,7 @@
 #include "firmware/link_training.h"
 
+#include <algorithm>
+
 namespace toroid {
 
 using wire::HelloBody;
@@ -99,7 +101,9 @@ void LinkTrainer::on_resend(void* self) {
   for (uint16_t i = 0; i < t->ports_.size(); ++i) {
     if (t->ports_[i].state == PortState::kWaiting || t->ports_[i].state == PortState::kHeard) t->send(i);
   }
-  t->loop_.timers().arm(t->resend_, t->loop_.now() + tuning::kHelloIntervalNs);
+  // Double up to a cap that still leaves several tries before the deadline.
+  t->interval_ = std::min(t->interval_ * 2, std::min(tuning::kHelloIntervalMaxNs, t->timeout_ns_ / 8));
+  t->loop_.timers().arm(t->resend_, t->loop_.now() + t->interval_);
 }
 
 void LinkTrainer::on_deadline(void* self) {

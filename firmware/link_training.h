@@ -60,6 +60,9 @@ class LinkTrainer final : public HelloHandler {
   uint64_t timeout_ns_;
   std::vector<PortTrain> ports_;
   Timer resend_;
+  // Resend interval: doubles up to a cap, so a neighbour that boots slowly
+  // (a VM) does not find hundreds of stale hellos queued on its link.
+  uint64_t interval_ = tuning::kHelloIntervalNs;
   Timer deadline_;
   bool started_ = false;
   bool finished_ = false;

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "firmware/job.h"
+#include "firmware/jobs/bench_job.h"
 #include "firmware/jobs/traffic_job.h"
 #include "firmware/sim_rig.h"
 
@@ -24,7 +25,7 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --dims XxYxZ          partition shape, each size 1..256 (required)\n"
-    "  --job JOB             selftest | traffic | train (required)\n"
+    "  --job JOB             selftest | traffic | train | bench (required)\n"
     "  --seed N              seed for faults and test data (default 1)\n"
     "  --faults SPEC         comma list of faults (default none):\n"
     "                          drop=P corrupt=P dup=P reorder=P  probabilities 0..1\n"
@@ -46,6 +47,10 @@ const char kUsage[] =
     "  --size BYTES          bytes per message (default 1024)\n"
     "  --routing R           det (dimension order, default) | adaptive\n"
     "  prints: traffic: expected=E delivered=D duplicates=U corrupt=C lost=L\n"
+    "\n"
+    "bench job (--job bench; docs/bench.md; times are virtual):\n"
+    "  --colls LIST --algos LIST --sizes LIST --reps N\n"
+    "  prints one \"bench node=... rep_ns=...\" line per node and size\n"
     "\n"
     "test flags:\n"
     "  --no-dateline         route without dateline VCs (shows the deadlock they prevent)\n"
@@ -97,7 +102,8 @@ int main(int argc, char** argv) {
       opt.progress = false;
     } else if (arg == "--no-dateline") {
       opt.dateline = Dateline::kOff;
-    } else if (arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing") {
+    } else if (arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing" ||
+               arg == "--colls" || arg == "--algos" || arg == "--sizes" || arg == "--reps") {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
       opt.job_args[arg.substr(2)] = v;
@@ -163,8 +169,11 @@ int main(int argc, char** argv) {
     auto spec = parse_traffic_args(opt.job_args);
     if (!spec) return usage_error("%s", spec.status().message());
     if (!opt.job_args.count("pattern")) return usage_error("%s", "--job traffic needs --pattern");
+  } else if (opt.job == "bench") {
+    auto spec = parse_bench_args(opt.job_args);
+    if (!spec) return usage_error("%s", spec.status().message());
   } else if (!opt.job_args.empty()) {
-    return usage_error("%s", "--" + opt.job_args.begin()->first + " is an option of --job traffic");
+    return usage_error("%s", "--" + opt.job_args.begin()->first + " is an option of --job traffic or bench");
   }
   auto plan = parse_fault_plan(faults_spec, opt.dims);
   if (!plan) return usage_error("%s", plan.status().message());

@@ -111,7 +111,10 @@ Result<std::unique_ptr<UringPort>> UringPort::open(const UringPortConfig& cfg) {
       port->ifindex_ = if_nametoindex(ps.iface.c_str());
       if (port->ifindex_ == 0)
         return error(Code::kNotFound, "uring port %s: no interface %s", cfg.spec.c_str(), ps.iface.c_str());
-      const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(kUringEtherType));
+      // Protocol 0 until bind: a socket created with a protocol receives from
+      // every interface until it is bound, so a neighbour's frame on another
+      // NIC could land on this port in between.
+      const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
       if (fd < 0)
         return error(Code::kIo, "uring port %s: AF_PACKET socket: %s (needs CAP_NET_RAW)", cfg.spec.c_str(),
                      std::strerror(errno));

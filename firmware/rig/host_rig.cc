@@ -1,0 +1,687 @@
+#include "firmware/rig/host_rig.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include "firmware/rig/wiring.h"
+
+namespace toroid::rig {
+
+namespace {
+
+// Signals reach the loop through a self-pipe; the handlers only count.
+int g_wake_pipe[2] = {-1, -1};
+volatile sig_atomic_t g_interrupts = 0;
+
+void wake_loop() {
+  if (g_wake_pipe[1] >= 0) {
+    const char b = 1;
+    (void)!write(g_wake_pipe[1], &b, 1);
+  }
+}
+void on_interrupt(int) {
+  g_interrupts = g_interrupts + 1;
+  wake_loop();
+}
+void on_child(int) { wake_loop(); }
+
+void install_signals() {
+  if (g_wake_pipe[0] < 0 && pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_wake_pipe[0] = g_wake_pipe[1] = -1;
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = on_interrupt;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  sa.sa_handler = on_child;
+  sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
+  sigaction(SIGCHLD, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+Status mkdir_p(const std::string& path) {
+  std::string cur;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    cur = path.substr(0, next);
+    pos = next + 1;
+    if (cur.empty()) continue;
+    if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
+      return error(Code::kIo, "mkdir %s: %s", cur.c_str(), std::strerror(errno));
+  }
+  return Status::ok();
+}
+
+std::string coord_file_part(const Coord& c) {
+  char b[48];
+  snprintf(b, sizeof b, "%u-%u-%u", c.c[0], c.c[1], c.c[2]);
+  return b;
+}
+
+std::string ms_arg(uint64_t ns) { return std::to_string((ns + kMs - 1) / kMs) + "ms"; }
+
+std::string fmt_secs(double s) {
+  char b[32];
+  snprintf(b, sizeof b, "%.2f s", s);
+  return b;
+}
+
+}  // namespace
+
+HostRig::HostRig(RigOptions opt) : opt_(std::move(opt)) {}
+
+HostRig::~HostRig() {
+  for (auto& n : nodes_) {
+    if (n->child.out_fd >= 0) close(n->child.out_fd);
+    if (n->log) fclose(n->log);
+  }
+  if (rig_log_) fclose(rig_log_);
+}
+
+void HostRig::say(const char* fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  std::fputs(buf, stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  if (rig_log_) {
+    std::fputs(buf, rig_log_);
+    std::fputc('\n', rig_log_);
+    std::fflush(rig_log_);
+  }
+}
+
+HostRig::NodeProc* HostRig::node_named(const std::string& name) {
+  for (auto& n : nodes_)
+    if (n->name == name) return n.get();
+  return nullptr;
+}
+
+int HostRig::setup() {
+  if (access(opt_.node_bin.c_str(), X_OK) != 0) {
+    fprintf(stderr, "toroid-rig: node program %s: %s\n", opt_.node_bin.c_str(), std::strerror(errno));
+    return 2;
+  }
+  // Run directory: RUN_ROOT/rig-YYYYmmdd-HHMMSS[-N].
+  if (Status st = mkdir_p(opt_.run_root); !st) {
+    fprintf(stderr, "toroid-rig: run dir: %s\n", st.message().c_str());
+    return 2;
+  }
+  char stamp[32];
+  const time_t now = time(nullptr);
+  struct tm tmv;
+  localtime_r(&now, &tmv);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
+  std::string base = opt_.run_root + "/rig-" + stamp;
+  run_dir_ = base;
+  for (int k = 2; mkdir(run_dir_.c_str(), 0755) != 0; ++k) {
+    if (errno != EEXIST || k > 1000) {
+      fprintf(stderr, "toroid-rig: mkdir %s: %s\n", run_dir_.c_str(), std::strerror(errno));
+      return 2;
+    }
+    run_dir_ = base + "-" + std::to_string(k);
+  }
+  char real[PATH_MAX];
+  if (!realpath(run_dir_.c_str(), real)) {
+    fprintf(stderr, "toroid-rig: realpath %s: %s\n", run_dir_.c_str(), std::strerror(errno));
+    return 2;
+  }
+  run_dir_ = real;
+  rig_log_ = fopen((run_dir_ + "/rig.log").c_str(), "w");
+  // Sockets under the run dir when the paths fit a sockaddr_un and the
+  // personality syntax; otherwise in a private directory under /tmp.
+  sock_dir_ = run_dir_ + "/sock";
+  if (check_socket_dir(sock_dir_, opt_.dims) && mkdir(sock_dir_.c_str(), 0700) == 0) {
+    sock_dir_tmp_ = false;
+  } else {
+    char tmpl[] = "/tmp/toroid-rig.XXXXXX";
+    if (!mkdtemp(tmpl)) {
+      fprintf(stderr, "toroid-rig: mkdtemp: %s\n", std::strerror(errno));
+      return 2;
+    }
+    sock_dir_ = tmpl;
+    sock_dir_tmp_ = true;
+  }
+
+  WiringOptions w;
+  w.dims = opt_.dims;
+  w.driver = opt_.driver;
+  w.socket_dir = sock_dir_;
+  w.job = opt_.job;
+  w.seed = opt_.seed;
+  w.job_args = opt_.job_args;
+  if (opt_.frame == 9000 && opt_.driver == "memif") w.memif_bsize = 9216;
+  auto wired = wire_partition(w);
+  if (!wired) {
+    fprintf(stderr, "toroid-rig: %s\n", wired.status().message().c_str());
+    return 2;
+  }
+  for (const auto& p : wired.value()) {
+    auto n = std::make_unique<NodeProc>();
+    n->coord = p.coord;
+    n->name = p.coord.to_string();
+    const std::string stem = run_dir_ + "/node-" + coord_file_part(p.coord);
+    n->personality_file = stem + ".personality";
+    n->log_file = stem + ".log";
+    FILE* f = fopen(n->personality_file.c_str(), "w");
+    if (!f) {
+      fprintf(stderr, "toroid-rig: cannot write %s: %s\n", n->personality_file.c_str(), std::strerror(errno));
+      return 2;
+    }
+    const std::string text = personality_text(p);
+    fwrite(text.data(), 1, text.size(), f);
+    fclose(f);
+    n->log = fopen(n->log_file.c_str(), "w");
+    nodes_.push_back(std::move(n));
+  }
+  if (opt_.remove_socket) {
+    if (!has_link(opt_.remove_dir, opt_.dims)) {
+      fprintf(stderr, "toroid-rig: --remove-socket %s:%s: no link there\n", opt_.remove_node.to_string().c_str(),
+              dir_name(opt_.remove_dir));
+      return 2;
+    }
+    const Cable k = cable_at(opt_.dims, sock_dir_, opt_.remove_node, opt_.remove_dir);
+    removed_socket_ = k.socket;
+    delayed_ = node_named(k.client.to_string());
+  }
+  return 0;
+}
+
+void HostRig::launch(NodeProc& n) {
+  std::vector<std::string> argv = {opt_.node_bin, "--personality", n.personality_file};
+  const uint64_t margin = 3 * kSec;
+  const uint64_t job_ns =
+      opt_.timeout_ns > opt_.train_timeout_ns + margin + kSec ? opt_.timeout_ns - opt_.train_timeout_ns - margin : kSec;
+  argv.insert(argv.end(), {"--train-timeout", ms_arg(opt_.train_timeout_ns), "--job-timeout", ms_arg(job_ns),
+                           "--coll-timeout", ms_arg(std::min<uint64_t>(job_ns, 30 * kSec)),
+                           // The rig always stops its nodes; linger only bounds an orphan.
+                           "--linger", ms_arg(opt_.timeout_ns + opt_.hold_ns + 60 * kSec),
+                           "--stop-grace", ms_arg(opt_.quiesce_timeout_ns + 5 * kSec)});
+  if (!opt_.cpus.empty()) argv.insert(argv.end(), {"--cpus", opt_.cpus});
+  // More node processes than cores: idle nodes must give their core to the
+  // peer they wait for instead of spinning on it.
+  if (opt_.dims.nodes() > static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))))
+    argv.push_back("--yield-when-idle");
+  if (!opt_.log_level.empty()) argv.insert(argv.end(), {"--log-level", opt_.log_level});
+  argv.insert(argv.end(), opt_.node_args.begin(), opt_.node_args.end());
+  auto c = spawn(argv);
+  n.spawned = true;
+  if (!c) {
+    n.exited = true;
+    n.exit_mono = mono_ns();
+    n.rig_note = "could not start: " + c.status().message();
+    note_failure(n.exit_mono, "node " + n.name + " " + n.rig_note);
+    return;
+  }
+  n.child = c.value();
+  if (n.log) {
+    std::string cmd;
+    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+    fprintf(n.log, "# %s\n", cmd.c_str());
+    fflush(n.log);
+  }
+}
+
+void HostRig::note_failure(uint64_t now, const std::string& what) {
+  if (t_failure_ == 0) {
+    t_failure_ = now;
+    first_failure_ = what;
+  }
+}
+
+void HostRig::read_output(NodeProc& n, bool eof) {
+  if (n.child.out_fd < 0) return;
+  char buf[8192];
+  for (;;) {
+    const ssize_t r = read(n.child.out_fd, buf, sizeof buf);
+    if (r > 0) {
+      n.lines.feed(buf, static_cast<size_t>(r));
+      std::string line;
+      while (n.lines.next(&line)) handle_line(n, line);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno == EAGAIN && !eof) return;
+    // EOF (or an error): the child closed its output.
+    const std::string rest = n.lines.take_rest();
+    if (!rest.empty()) handle_line(n, rest);
+    close(n.child.out_fd);
+    n.child.out_fd = -1;
+    return;
+  }
+}
+
+void HostRig::handle_line(NodeProc& n, const std::string& line) {
+  if (n.log) {
+    fprintf(n.log, "%s\n", line.c_str());
+    fflush(n.log);
+  }
+  NodeEvent ev;
+  if (!parse_node_event(line, &ev)) {
+    const bool is_error = line.find("error") != std::string::npos || line.find("FAIL") != std::string::npos;
+    if (opt_.stream || is_error) {
+      if (line.rfind("[node ", 0) == 0)
+        say("%s", line.c_str());
+      else
+        say("[node %s] %s", n.name.c_str(), line.c_str());
+    }
+    return;
+  }
+  const uint64_t now = mono_ns();
+  if (ev.kind == "up") {
+    n.up = true;
+  } else if (ev.kind == "ports") {
+    n.ports = true;
+    n.open_ms = std::atof(ev.get("open_ms").c_str());
+    n.connect_ms = std::atof(ev.get("connect_ms").c_str());
+  } else if (ev.kind == "state") {
+    n.state = ev.get("state");
+    if (n.state == "running" || n.state == "passed") n.trained = true;
+  } else if (ev.kind == "case") {
+    Case c;
+    c.coll = ev.get("coll");
+    c.algo = ev.get("algo");
+    c.name = ev.get("name");
+    c.result = ev.get("result");
+    c.detail = ev.get("detail");
+    c.ns = std::strtoull(ev.get("ns").c_str(), nullptr, 10);
+    n.cases.push_back(c);
+  } else if (ev.kind == "total") {
+    n.totals_group = ev.get("group");
+    n.totals.emplace_back(ev.get("key"), std::strtoull(ev.get("value").c_str(), nullptr, 10));
+  } else if (ev.kind == "verdict") {
+    n.have_verdict = true;
+    n.pass = std::find(ev.words.begin(), ev.words.end(), "PASS") != ev.words.end();
+    n.reason = ev.get("reason");
+    if (!n.pass) {
+      say("rig: node %s FAIL: %s", n.name.c_str(), n.reason.c_str());
+      note_failure(now, "node " + n.name + ": " + n.reason);
+    }
+  } else if (ev.kind == "linkdown") {
+    LinkDown d;
+    d.port = ev.get("port");
+    d.dir = ev.get("dir");
+    d.peer = ev.get("peer");
+    d.reason = ev.get("reason");
+    d.mono = std::strtoull(ev.get("mono").c_str(), nullptr, 10);
+    n.linkdowns.push_back(d);
+    if (kill_done_ && d.mono >= t_kill_)
+      say("rig: node %s reports link down on %s (%s) to %s, %.1f ms after the %s", n.name.c_str(), d.port.c_str(),
+          d.dir.c_str(), d.peer.c_str(), static_cast<double>(d.mono - t_kill_) / 1e6,
+          opt_.kill_signal == SIGSTOP ? "freeze" : "kill");
+    else
+      say("rig: node %s reports link down on %s (%s) to %s: %s", n.name.c_str(), d.port.c_str(), d.dir.c_str(),
+          d.peer.c_str(), d.reason.c_str());
+    if (phase_ == Phase::kRun || phase_ == Phase::kHold)
+      note_failure(now, "node " + n.name + " port " + d.port + " (" + d.dir + "): link down to " + d.peer);
+  } else if (ev.kind == "bench") {
+    BenchRecord rec;
+    BenchInfo info;
+    bool is_info = false;
+    std::string err;
+    if (!parse_bench_event(ev, &rec, &info, &is_info, &err)) {
+      say("rig: node %s: %s: %s", n.name.c_str(), err.c_str(), line.c_str());
+    } else if (is_info) {
+      n.bench_info = std::move(info);
+      n.has_bench_info = true;
+    } else {
+      n.bench.push_back(std::move(rec));
+    }
+  } else if (ev.kind == "quiesced") {
+    n.quiesced = true;
+  }
+}
+
+void HostRig::reap() {
+  for (auto& np : nodes_) {
+    NodeProc& n = *np;
+    if (!n.spawned || n.exited || n.child.pid <= 0) continue;
+    int status = 0;
+    rusage ru{};
+    const pid_t r = wait4(n.child.pid, &status, WNOHANG, &ru);
+    if (r != n.child.pid) continue;
+    n.exited = true;
+    n.wait_status = status;
+    n.exit_mono = mono_ns();
+    n.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+              static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    read_output(n, true);
+    if (n.log) {
+      fprintf(n.log, "# %s at +%.3f s\n", describe_exit(status).c_str(), since_launch(n.exit_mono));
+      fflush(n.log);
+    }
+    if (n.killed_by_rig) n.died = true;
+    if (phase_ == Phase::kRun || phase_ == Phase::kHold) {
+      n.died = true;
+      const std::string how = describe_exit(status);
+      if (n.killed_by_rig) {
+        say("rig: node %s %s (the rig killed it: %s)", n.name.c_str(), how.c_str(), n.rig_note.c_str());
+      } else {
+        if (n.rig_note.empty()) n.rig_note = "died: " + how + (n.have_verdict ? " after its verdict" : "");
+        say("rig: node %s %s before the rig stopped it", n.name.c_str(), how.c_str());
+      }
+      if (t_death_ == 0) {
+        t_death_ = n.exit_mono;
+        first_death_ = "node " + n.name + " " + (n.killed_by_rig ? n.rig_note : "died: " + how);
+      }
+      note_failure(n.exit_mono, "node " + n.name + " " + (n.killed_by_rig ? n.rig_note : "died: " + how));
+    }
+  }
+}
+
+void HostRig::begin_stop(uint64_t now, const std::string& why) {
+  if (phase_ != Phase::kRun && phase_ != Phase::kHold) return;
+  stop_reason_ = why;
+  for (auto& n : nodes_) {
+    if (n->spawned && !n->exited) {
+      n->hwm_kb = proc_status_kb(n->child.pid, "VmHWM");
+      kill(n->child.pid, SIGTERM);
+    } else if (!n->spawned) {
+      n->rig_note = "never started";
+    }
+  }
+  phase_ = Phase::kQuiesce;
+  t_phase_deadline_ = now + opt_.quiesce_timeout_ns;
+}
+
+void HostRig::progress(uint64_t now, bool force) {
+  uint32_t up = 0, ports = 0, trained = 0, verdicts = 0;
+  const uint32_t total = static_cast<uint32_t>(nodes_.size());
+  std::string waiting;
+  for (auto& n : nodes_) {
+    up += n->up;
+    ports += n->ports;
+    trained += n->trained;
+    verdicts += n->have_verdict;
+    if (!n->have_verdict && !n->exited && waiting.size() < 200)
+      waiting += (waiting.empty() ? "" : ", ") + n->name + " (" + n->state + ")";
+  }
+  const uint32_t counts[4] = {up, ports, trained, verdicts};
+  const char* const what[4] = {"started", "connected their links", "trained", "reported"};
+  bool printed = false;
+  for (int i = 0; i < 4; ++i) {
+    if (counts[i] == total && !(milestones_ & (1u << i))) {
+      milestones_ |= 1u << i;
+      say("rig: all %u nodes %s (+%.2f s)", total, what[i], since_launch(now));
+      printed = true;
+      if (i == 2 && t_all_trained_ == 0) t_all_trained_ = now;
+    }
+  }
+  if (printed) t_last_progress_ = now;
+  if (force || (phase_ == Phase::kRun && now - t_last_progress_ >= 5 * kSec)) {
+    t_last_progress_ = now;
+    say("rig: +%.1f s: started %u/%u, connected %u/%u, trained %u/%u, verdicts %u/%u%s%s", since_launch(now), up,
+        total, ports, total, trained, total, verdicts, total, waiting.empty() ? "" : "; waiting for ",
+        waiting.c_str());
+  }
+}
+
+void HostRig::step(uint64_t now) {
+  if (phase_ == Phase::kRun || phase_ == Phase::kHold) {
+    progress(now, false);
+    // --remove-socket: the link's client starts once its socket is gone.
+    if (delayed_ && !delayed_->spawned) {
+      if (file_exists(removed_socket_)) {
+        unlink(removed_socket_.c_str());
+        socket_removed_ = true;
+        say("rig: removed %s (--remove-socket); starting node %s", removed_socket_.c_str(), delayed_->name.c_str());
+        launch(*delayed_);
+      } else if (now - t_launch_ > opt_.train_timeout_ns) {
+        say("rig: %s never appeared; starting node %s anyway", removed_socket_.c_str(), delayed_->name.c_str());
+        launch(*delayed_);
+      }
+    }
+    // --kill: after every node trained (or the training deadline).
+    if (opt_.kill && !kill_done_) {
+      const uint64_t base = t_all_trained_ ? t_all_trained_ : t_launch_ + opt_.train_timeout_ns + kSec;
+      if (now >= base + opt_.kill_at_ns) {
+        NodeProc* v = node_named(opt_.kill_node.to_string());
+        kill_done_ = true;
+        t_kill_ = mono_ns();
+        if (v && v->spawned && !v->exited) {
+          const bool freeze = opt_.kill_signal == SIGSTOP;
+          v->killed_by_rig = !freeze;
+          char note[128];
+          snprintf(note, sizeof note, "%s by the rig (%s) at +%.2f s",
+                   freeze ? "frozen with SIGSTOP" : "killed with SIGKILL", freeze ? "--freeze" : "--kill",
+                   since_launch(now));
+          v->rig_note = note;
+          say("rig: %s node %s (pid %d) with %s (%s)", freeze ? "freezing" : "killing", v->name.c_str(),
+              static_cast<int>(v->child.pid), freeze ? "SIGSTOP" : "SIGKILL", freeze ? "--freeze" : "--kill");
+          kill(v->child.pid, opt_.kill_signal);
+          // A death: the failure grace starts now, so the neighbours report.
+          t_death_ = t_kill_;
+          first_death_ = "node " + v->name + " " + v->rig_note;
+          note_failure(t_kill_, first_death_);
+        }
+      }
+    }
+  }
+  switch (phase_) {
+    case Phase::kRun: {
+      bool all_done = true;
+      for (auto& n : nodes_) all_done &= n->have_verdict || n->exited;
+      const bool kill_pending = opt_.kill && !kill_done_;
+      if (all_done && t_all_verdicts_ == 0) t_all_verdicts_ = now;
+      if (t_failure_ && now >= t_failure_ + opt_.fail_grace_ns) {
+        begin_stop(now, "a failure");
+      } else if (all_done && !kill_pending && t_death_ == 0) {
+        // After a death the grace runs out first: the neighbours report.
+        if (opt_.hold_ns > 0 && t_failure_ == 0) {
+          phase_ = Phase::kHold;
+          t_hold0_ = now;
+          // Let the post-job spin phases end before sampling.
+          t_hold_sample_ = now + 250 * kMs;
+          t_hold_end_ = t_hold_sample_ + opt_.hold_ns;
+          say("rig: holding the idle nodes for %s (--hold), measuring their CPU use",
+              fmt_secs(static_cast<double>(opt_.hold_ns) / 1e9).c_str());
+        } else {
+          begin_stop(now, "every node reported");
+        }
+      } else if (now >= t_launch_ + opt_.timeout_ns) {
+        timed_out_ = true;
+        for (auto& n : nodes_) {
+          if (n->have_verdict || n->exited) continue;
+          n->rig_note = "no verdict within the " + fmt_secs(static_cast<double>(opt_.timeout_ns) / 1e9) +
+                        " job timeout (state " + n->state + "): stopped";
+          say("rig: node %s: %s", n->name.c_str(), n->rig_note.c_str());
+          note_failure(now, "node " + n->name + ": " + n->rig_note);
+        }
+        begin_stop(now, "the job timeout");
+      }
+      break;
+    }
+    case Phase::kHold:
+      if (!hold_sampled_ && now >= t_hold_sample_) {
+        for (auto& n : nodes_)
+          if (n->spawned && !n->exited) n->hold_ticks0 = proc_cpu_ticks(n->child.pid);
+        hold_sampled_ = true;
+        t_hold_sample_ = mono_ns();
+      }
+      if (hold_sampled_ && now >= t_hold_end_) {
+        for (auto& n : nodes_)
+          if (n->spawned && !n->exited) n->hold_ticks1 = proc_cpu_ticks(n->child.pid);
+        t_hold_end_ = mono_ns();
+        hold_done_ = true;
+        begin_stop(now, "the hold is over");
+      } else if (t_failure_ && now >= t_failure_ + opt_.fail_grace_ns) {
+        begin_stop(now, "a failure");
+      }
+      break;
+    case Phase::kQuiesce: {
+      bool all = true;
+      for (auto& n : nodes_) all &= !n->spawned || n->exited || n->quiesced;
+      if (all || now >= t_phase_deadline_) {
+        // Every node that could has stopped polling: release them; one that
+        // did not quiesce (hung, or still connecting) will not listen to
+        // SIGUSR1 either, and nobody polls its links any more: SIGKILL.
+        for (auto& n : nodes_) {
+          if (!n->spawned || n->exited) continue;
+          if (n->quiesced) {
+            kill(n->child.pid, SIGUSR1);
+            continue;
+          }
+          say("rig: node %s did not stop polling within %s of SIGTERM; SIGKILL", n->name.c_str(),
+              fmt_secs(static_cast<double>(opt_.quiesce_timeout_ns) / 1e9).c_str());
+          n->rig_note += std::string(n->rig_note.empty() ? "" : "; ") + "did not stop when told: killed";
+          kill(n->child.pid, SIGKILL);
+        }
+        phase_ = Phase::kRelease;
+        t_phase_deadline_ = now + opt_.exit_timeout_ns;
+      }
+      break;
+    }
+    case Phase::kRelease: {
+      bool all = true;
+      for (auto& n : nodes_) all &= !n->spawned || n->exited;
+      if (all) {
+        phase_ = Phase::kDone;
+      } else if (now >= t_phase_deadline_) {
+        for (auto& n : nodes_) {
+          if (!n->spawned || n->exited) continue;
+          say("rig: node %s did not exit within %s of the stop; SIGKILL", n->name.c_str(),
+              fmt_secs(static_cast<double>(opt_.quiesce_timeout_ns + opt_.exit_timeout_ns) / 1e9).c_str());
+          if (n->rig_note.empty()) n->rig_note = "did not exit when stopped: killed";
+          kill(n->child.pid, SIGKILL);
+        }
+        for (auto& n : nodes_) {
+          if (!n->spawned || n->exited) continue;
+          int status = 0;
+          rusage ru{};
+          if (wait4(n->child.pid, &status, 0, &ru) == n->child.pid) {
+            n->exited = true;
+            n->wait_status = status;
+            n->exit_mono = mono_ns();
+            n->cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                       static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+          }
+          read_output(*n, true);
+        }
+        phase_ = Phase::kDone;
+      }
+      break;
+    }
+    case Phase::kDone:
+      break;
+  }
+}
+
+int HostRig::run() {
+  install_signals();
+  if (int rc = setup(); rc) {
+    cleanup_files();
+    return rc;
+  }
+  say("rig: %s host rig over %s: %u node processes, job %s, seed %lu", opt_.dims.to_string().c_str(),
+      opt_.driver.c_str(), static_cast<unsigned>(nodes_.size()), opt_.job.c_str(),
+      static_cast<unsigned long>(opt_.seed));
+  say("rig: run dir %s (node-X-Y-Z.log, node-X-Y-Z.personality)%s%s", run_dir_.c_str(),
+      sock_dir_tmp_ ? "; sockets in " : "", sock_dir_tmp_ ? sock_dir_.c_str() : "");
+  t_launch_ = mono_ns();
+  t_last_progress_ = t_launch_;
+  for (auto& n : nodes_)
+    if (n.get() != delayed_) launch(*n);
+
+  bool hard_stop = false;
+  while (phase_ != Phase::kDone) {
+    std::vector<pollfd> fds;
+    std::vector<NodeProc*> who;
+    if (g_wake_pipe[0] >= 0) fds.push_back({g_wake_pipe[0], POLLIN, 0});
+    who.push_back(nullptr);
+    for (auto& n : nodes_) {
+      if (n->child.out_fd < 0) continue;
+      fds.push_back({n->child.out_fd, POLLIN, 0});
+      who.push_back(n.get());
+    }
+    const int r = poll(fds.data(), fds.size(), 20);
+    if (r > 0) {
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        if (fds[i].fd == g_wake_pipe[0]) {
+          char b[64];
+          while (read(g_wake_pipe[0], b, sizeof b) > 0) {
+          }
+        } else {
+          read_output(*who[i], false);
+        }
+      }
+    }
+    reap();
+    const uint64_t now = mono_ns();
+    if (g_interrupts > 0 && !interrupted_) {
+      interrupted_ = true;
+      say("rig: interrupted; stopping every node (Ctrl-C again to kill them at once)");
+      note_failure(now, "interrupted");
+      begin_stop(now, "an interrupt");
+    }
+    if (g_interrupts > 1 && !hard_stop) {
+      hard_stop = true;
+      for (auto& n : nodes_)
+        if (n->spawned && !n->exited) kill(n->child.pid, SIGKILL);
+      t_phase_deadline_ = now;
+      phase_ = Phase::kRelease;
+    }
+    step(now);
+  }
+  for (auto& n : nodes_) read_output(*n, true);
+  const int rc = report();
+  cleanup_files();
+  return rc;
+}
+
+void HostRig::cleanup_files() {
+  // A node that did not exit normally leaves its EAL runtime directory
+  // (--file-prefix toroid-nX-Y-Z-PID, empty with --no-shconf): remove it.
+  std::vector<std::string> bases = {"/var/run/dpdk"};
+  if (const char* x = std::getenv("XDG_RUNTIME_DIR")) bases.push_back(std::string(x) + "/dpdk");
+  bases.push_back("/tmp/dpdk");
+  for (auto& n : nodes_) {
+    if (!n->spawned || n->child.pid <= 0 || !n->exited || WIFEXITED(n->wait_status)) continue;
+    char name[96];
+    snprintf(name, sizeof name, "toroid-n%u-%u-%u-%d", n->coord.c[0], n->coord.c[1], n->coord.c[2],
+             static_cast<int>(n->child.pid));
+    for (const auto& b : bases) {
+      const std::string d = b + "/" + name;
+      if (DIR* dir = opendir(d.c_str())) {
+        while (dirent* e = readdir(dir)) {
+          if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+            unlink((d + "/" + e->d_name).c_str());
+        }
+        closedir(dir);
+        rmdir(d.c_str());
+      }
+    }
+  }
+  // Sockets the nodes left (a killed memif server cannot remove its own).
+  if (!sock_dir_.empty()) {
+    for (const auto& k : cables(opt_.dims, sock_dir_)) unlink(k.socket.c_str());
+    if (rmdir(sock_dir_.c_str()) != 0 && errno != ENOENT)
+      say("rig: could not remove %s: %s", sock_dir_.c_str(), std::strerror(errno));
+  }
+}
+
+}  // namespace toroid::rig

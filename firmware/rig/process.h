@@ -1,0 +1,49 @@
+// Child processes for the host rig: spawn with the child's stdout and
+// stderr on one pipe (lines stay whole: each is one write under PIPE_BUF),
+// split what arrives into lines, read a child's CPU time and memory from
+// /proc. Only the rig's own children are ever signalled, by pid.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace toroid::rig {
+
+struct Child {
+  pid_t pid = -1;
+  int out_fd = -1;  // read end (non-blocking, close-on-exec): stdout + stderr
+};
+
+// fork + exec argv[0]. The child gets its own process group (a terminal's
+// Ctrl-C reaches the rig only; the rig stops nodes in order) and SIGTERM
+// when the rig dies (PR_SET_PDEATHSIG).
+Result<Child> spawn(const std::vector<std::string>& argv);
+
+// Accumulates bytes and hands out complete lines (without the newline).
+class LineBuffer {
+ public:
+  void feed(const char* data, size_t n) { buf_.append(data, n); }
+  bool next(std::string* line);
+  // What is left without a newline (at EOF).
+  std::string take_rest();
+
+ private:
+  std::string buf_;
+  size_t pos_ = 0;
+};
+
+// utime + stime of every thread of pid, in clock ticks; -1 if unreadable.
+int64_t proc_cpu_ticks(pid_t pid);
+// A field of /proc/pid/status in KiB ("VmRSS", "VmHWM"); 0 if unreadable.
+uint64_t proc_status_kb(pid_t pid, const char* field);
+long clock_ticks_per_second();
+// "exited with status 1", "killed by SIGSEGV".
+std::string describe_exit(int wait_status);
+
+uint64_t mono_ns();
+
+}  // namespace toroid::rig

@@ -1,0 +1,262 @@
+// toroid-rig: run a partition as one toroid-node process per node on this
+// machine (the host rig). `./toroid rig` and `./toroid selftest` call it.
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "firmware/job.h"
+#include "firmware/jobs/bench_job.h"
+#include "firmware/rig/host_rig.h"
+#include "firmware/rig/wiring.h"
+
+using namespace toroid;
+using namespace toroid::rig;
+
+namespace {
+
+const char kUsage[] =
+    "usage: toroid-rig --dims XxYxZ --job JOB [options]\n"
+    "\n"
+    "Runs every node of an XxYxZ torus partition as its own toroid-node\n"
+    "process on this machine, cabled by DPDK memif pairs (--no-huge, one EAL\n"
+    "per process) or io_uring unix sockets. Writes each node's personality,\n"
+    "streams the nodes' logs with node prefixes, prints one case table and a\n"
+    "verdict line, stops every node (two phases: quiesce, then close) and\n"
+    "removes the sockets. Logs and personalities stay in the run directory.\n"
+    "\n"
+    "options:\n"
+    "  --dims XxYxZ          partition shape (required)\n"
+    "  --job JOB             selftest | traffic | train | bench (required)\n"
+    "  --driver D            memif (default) | uring\n"
+    "  --seed N              seed for the job's data (default 1)\n"
+    "  --arg KEY=VALUE       a job argument (repeatable); traffic shorthands:\n"
+    "  --pattern P --messages N --size BYTES --routing R\n"
+    "                        bench shorthands (docs/bench.md):\n"
+    "  --colls LIST          allreduce,bcast,allgather,alltoall,barrier (default all)\n"
+    "  --algos LIST          allreduce algorithms: torus-ring,torus-tree (default both)\n"
+    "  --sizes LIST          bytes, e.g. 8,4096,64k,4M (default 8 B .. 4 MiB, x4)\n"
+    "  --reps N              timed repetitions per size (default 20; fewer from 1 MiB)\n"
+    "  --wait spin|idle      how a node waits for its operation (default spin; idle\n"
+    "                        when there are more nodes than CPUs)\n"
+    "  --json FILE           bench: also write the sweep as a JSON array to FILE\n"
+    "  --frame N             memif frame size: 1518 (the default) or 9000 (bsize=9216\n"
+    "                        on every port, 9216-byte buffers, --pool 4095)\n"
+    "  --run-dir DIR         where rig-YYYYmmdd-HHMMSS/ goes (default ./run)\n"
+    "  --timeout D           every node's verdict within D of the launch, else\n"
+    "                        it is stopped and reported (default 60s)\n"
+    "  --train-timeout D     per node: connect + train its links (default 5s)\n"
+    "  --hold D              keep the nodes idle D after the verdicts and report\n"
+    "                        their CPU use (default 0)\n"
+    "  --fail-grace D        after a failure, wait D for the other nodes' reports\n"
+    "                        before stopping them (default 2s)\n"
+    "  --cpus LIST           CPUs the nodes' EAL lcores may use (default: all of\n"
+    "                        the rig's)\n"
+    "  --log-level L         the nodes' log level (error|warn|info|debug)\n"
+    "  --node-arg ARG        pass ARG to every toroid-node (repeatable)\n"
+    "  --node-bin PATH       the node program (default: toroid-node beside this one)\n"
+    "  --quiet               do not stream node log lines (errors still show)\n"
+    "  --help                this text\n"
+    "\n"
+    "fault tests:\n"
+    "  --kill X,Y,Z[@D]      SIGKILL that node D after every node trained\n"
+    "                        (default 0); its neighbours must report the links\n"
+    "  --freeze X,Y,Z[@D]    SIGSTOP it instead (a hung node: no carrier loss; a\n"
+    "                        neighbour with data in flight reports no progress)\n"
+    "  --remove-socket X,Y,Z:DIR  remove that link's socket before its client\n"
+    "                        connects; both ends must report the port\n"
+    "\n"
+    "Ctrl-C stops the rig cleanly (a second Ctrl-C kills the nodes at once).\n"
+    "exit status: 0 every node passed, 1 a node failed, died or timed out,\n"
+    "2 usage or setup error, 130 interrupted\n";
+
+int usage_error(const std::string& msg) {
+  fprintf(stderr, "toroid-rig: %s\n(toroid-rig --help for usage)\n", msg.c_str());
+  return 2;
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  std::string s(buf);
+  const size_t slash = s.rfind('/');
+  return slash == std::string::npos ? "." : s.substr(0, slash);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RigOptions opt;
+  bool have_dims = false, have_job = false;
+  std::string kill_spec, remove_spec;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string val;
+    bool inline_val = false;
+    const auto eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      val = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      inline_val = true;
+    }
+    auto need = [&](std::string* out) -> bool {
+      if (inline_val) {
+        *out = val;
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    std::string v;
+    auto duration = [&](uint64_t* out, bool allow_zero) -> bool {
+      return parse_duration_ns(v.c_str(), out) && (allow_zero || *out > 0);
+    };
+    if (arg == "--help" || arg == "-h") {
+      fputs(kUsage, stdout);
+      return 0;
+    }
+    if (arg == "--quiet") {
+      if (inline_val) return usage_error("option --quiet takes no value");
+      opt.stream = false;
+      continue;
+    }
+    static const char* const kValued[] = {"--dims", "--job", "--driver", "--seed", "--arg", "--pattern",
+                                          "--messages", "--size", "--routing", "--run-dir", "--timeout",
+                                          "--train-timeout", "--hold", "--fail-grace", "--cpus", "--log-level",
+                                          "--node-arg", "--node-bin", "--kill", "--freeze", "--remove-socket",
+                                          "--colls", "--algos", "--sizes", "--reps", "--json", "--frame",
+                                          "--wait"};
+    bool known = false;
+    for (const char* k : kValued) known |= arg == k;
+    if (!known) return usage_error("unknown option '" + arg + "'");
+    if (!need(&v)) return usage_error("option " + arg + " needs a value");
+    if (arg == "--dims") {
+      auto d = parse_dims(v);
+      if (!d) return usage_error(d.status().message());
+      opt.dims = *d;
+      have_dims = true;
+    } else if (arg == "--job") {
+      opt.job = v;
+      have_job = true;
+    } else if (arg == "--driver") {
+      if (!is_rig_driver(v)) return usage_error("--driver '" + v + "': use memif or uring");
+      opt.driver = v;
+    } else if (arg == "--seed") {
+      char* end = nullptr;
+      opt.seed = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end || v.find_first_not_of("0123456789") != std::string::npos)
+        return usage_error("--seed '" + v + "' is not a non-negative integer");
+    } else if (arg == "--arg") {
+      const auto e = v.find('=');
+      if (e == std::string::npos || e == 0 || v.find_first_of(" \t#") != std::string::npos)
+        return usage_error("--arg '" + v + "': expected KEY=VALUE without spaces");
+      opt.job_args[v.substr(0, e)] = v.substr(e + 1);
+    } else if (arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing") {
+      if (v.empty() || v.find_first_of(" \t#") != std::string::npos)
+        return usage_error(arg + " '" + v + "': no spaces");
+      opt.job_args[arg.substr(2)] = v;
+    } else if (arg == "--colls" || arg == "--algos" || arg == "--sizes" || arg == "--reps" || arg == "--wait") {
+      if (v.empty() || v.find_first_of(" \t#") != std::string::npos)
+        return usage_error(arg + " '" + v + "': no spaces");
+      opt.job_args[arg.substr(2)] = v;
+    } else if (arg == "--json") {
+      if (v.empty()) return usage_error("--json needs a file name");
+      opt.json_path = v;
+    } else if (arg == "--frame") {
+      if (v == "1518") opt.frame = 0;
+      else if (v == "9000") opt.frame = 9000;
+      else return usage_error("--frame '" + v + "': use 1518 or 9000");
+    } else if (arg == "--run-dir") {
+      if (v.empty()) return usage_error("--run-dir needs a directory");
+      opt.run_root = v;
+    } else if (arg == "--timeout") {
+      if (!duration(&opt.timeout_ns, false)) return usage_error("--timeout '" + v + "' is not a positive duration");
+    } else if (arg == "--train-timeout") {
+      if (!duration(&opt.train_timeout_ns, false))
+        return usage_error("--train-timeout '" + v + "' is not a positive duration");
+    } else if (arg == "--hold") {
+      if (!duration(&opt.hold_ns, true)) return usage_error("--hold '" + v + "' is not a duration");
+    } else if (arg == "--fail-grace") {
+      if (!duration(&opt.fail_grace_ns, true)) return usage_error("--fail-grace '" + v + "' is not a duration");
+    } else if (arg == "--cpus") {
+      if (v.empty() || v.find_first_not_of("0123456789,-") != std::string::npos)
+        return usage_error("--cpus '" + v + "' is not a CPU list (e.g. 0-1)");
+      opt.cpus = v;
+    } else if (arg == "--log-level") {
+      LogLevel lvl;
+      if (!parse_log_level(v, &lvl)) return usage_error("--log-level '" + v + "': use error, warn, info or debug");
+      opt.log_level = v;
+    } else if (arg == "--node-arg") {
+      opt.node_args.push_back(v);
+    } else if (arg == "--node-bin") {
+      opt.node_bin = v;
+    } else if (arg == "--kill" || arg == "--freeze") {
+      if (!kill_spec.empty()) return usage_error("give one of --kill and --freeze, once");
+      kill_spec = v;
+      opt.kill_signal = arg == "--kill" ? SIGKILL : SIGSTOP;
+    } else if (arg == "--remove-socket") {
+      remove_spec = v;
+    }
+  }
+  if (!have_dims) return usage_error("missing --dims XxYxZ");
+  if (!have_job) return usage_error(std::string("missing --job (known: ") + known_jobs() + ")");
+  if (!is_known_job(opt.job)) return usage_error("unknown job '" + opt.job + "' (known: " + known_jobs() + ")");
+  if (opt.dims.nodes() > 64)
+    return usage_error("--dims " + opt.dims.to_string() + ": the host rig runs at most 64 node processes");
+  if (!kill_spec.empty()) {
+    const auto at = kill_spec.find('@');
+    auto c = parse_rig_coord(kill_spec.substr(0, at), opt.dims);
+    if (!c) return usage_error("--kill/--freeze '" + kill_spec + "': " + c.status().message());
+    opt.kill = true;
+    opt.kill_node = *c;
+    if (at != std::string::npos && !parse_duration_ns(kill_spec.c_str() + at + 1, &opt.kill_at_ns))
+      return usage_error("--kill/--freeze '" + kill_spec + "': bad time after '@'");
+  }
+  if (!remove_spec.empty()) {
+    const auto colon = remove_spec.find(':');
+    if (colon == std::string::npos) return usage_error("--remove-socket '" + remove_spec + "': expected X,Y,Z:DIR");
+    auto c = parse_rig_coord(remove_spec.substr(0, colon), opt.dims);
+    if (!c) return usage_error("--remove-socket '" + remove_spec + "': " + c.status().message());
+    Dir d;
+    if (!parse_dir(remove_spec.substr(colon + 1), &d))
+      return usage_error("--remove-socket '" + remove_spec + "': unknown direction (x+ x- y+ y- z+ z-)");
+    if (!has_link(d, opt.dims)) return usage_error("--remove-socket '" + remove_spec + "': no link in that direction");
+    opt.remove_socket = true;
+    opt.remove_node = *c;
+    opt.remove_dir = d;
+  }
+  if (opt.frame == 9000) {
+    if (opt.driver != "memif")
+      return usage_error("--frame 9000 needs --driver memif (a uring node's buffers hold 2048-byte frames)");
+    // 9216-byte buffers: half the default pool keeps a node near 40 MiB.
+    bool pool = false;
+    for (const auto& a : opt.node_args) pool |= a == "--pool" || a.rfind("--pool=", 0) == 0;
+    if (!pool) opt.node_args.insert(opt.node_args.end(), {"--pool", "4095"});
+  }
+  if (opt.job == "bench") {
+    // Busy-polling nodes that outnumber the cores would hold the core their
+    // peer needs to answer: then the loop's idle policy.
+    if (!opt.job_args.count("wait")) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+      opt.job_args["wait"] = opt.dims.nodes() <= static_cast<uint32_t>(cpus) ? "spin" : "idle";
+    }
+    auto spec = parse_bench_args(opt.job_args);
+    if (!spec) return usage_error(spec.status().message());
+  } else if (!opt.json_path.empty()) {
+    return usage_error("--json is an option of --job bench");
+  }
+  if (opt.node_bin.empty()) opt.node_bin = self_dir() + "/toroid-node";
+  HostRig rig(opt);
+  return rig.run();
+}

@@ -1,0 +1,676 @@
+#!/usr/bin/env python3
+"""toroid-qemu: boot a torus of QEMU VMs, one per node, and collect its verdict.
+
+Each VM runs Debian's kernel and the project's initramfs (qemu/image.py), whose
+/init is toroid-node: as PID 1 it reads its personality from the kernel command
+line, loads its modules, binds its NICs and runs the job (firmware/pid1.h).
+Every torus link is a pair of virtio-net NICs joined by a QEMU `-netdev dgram`
+unix-socket pair; port i of a node is the NIC in PCI slot 4+i and is cabled to
+the i-th direction that has a link (x+ x- y+ y- z+ z-), as in the personality.
+
+The launcher builds the image if it is stale, starts the VMs, shows each node's
+boot progress, reads the verdicts from the serial consoles, enforces a timeout,
+kills only its own VMs, removes its sockets and exits with the cluster's
+verdict: 0 every node passed, 1 a node failed (or timed out), 2 usage error,
+77 QEMU cannot start here (with --skip-if-no-qemu).
+
+docs/qemu.md is the reference.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import image  # noqa: E402
+
+DIRS = ["x+", "x-", "y+", "y-", "z+", "z-"]
+OPPOSITE = {"x+": "x-", "x-": "x+", "y+": "y-", "y-": "y+", "z+": "z-", "z-": "z+"}
+FIRST_SLOT = 4          # port i is the NIC at PCI 00:(4+i).0
+PID1_MARK = b"toroid.%s is missing"   # a string only firmware/pid1.cc puts in the binary
+QEMU = "qemu-system-x86_64"
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# the cluster: nodes, ports, cables
+
+
+def parse_dims(s: str) -> tuple[int, int, int]:
+    m = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)x([1-9]\d*)", s)
+    if not m:
+        raise UsageError(f"bad --dims '{s}' (expected XxYxZ, e.g. 2x2x2)")
+    dims = tuple(int(g) for g in m.groups())
+    if dims[0] * dims[1] * dims[2] < 2:
+        raise UsageError("--dims: a cluster needs at least 2 nodes")
+    if dims[0] * dims[1] * dims[2] > 64:
+        raise UsageError("--dims: at most 64 VMs")
+    return dims
+
+
+def coords(dims):
+    return [(x, y, z) for z in range(dims[2]) for y in range(dims[1]) for x in range(dims[0])]
+
+
+def cname(c) -> str:
+    return f"{c[0]},{c[1]},{c[2]}"
+
+
+def port_dirs(dims) -> list[str]:
+    """The directions with a link, in port order (firmware default_ports)."""
+    return [d for d in DIRS if dims["xyz".index(d[0])] > 1]
+
+
+def neighbour(c, d, dims):
+    i = "xyz".index(d[0])
+    n = list(c)
+    n[i] = (n[i] + (1 if d[1] == "+" else -1)) % dims[i]
+    return tuple(n)
+
+
+def parse_swaps(specs: list[str], dims) -> dict[tuple, tuple[str, str]]:
+    """--swap-nics X.Y.Z:D1,D2 -> {coord: (D1, D2)}."""
+    out = {}
+    dirs = port_dirs(dims)
+    for s in specs:
+        m = re.fullmatch(r"(\d+)[.,](\d+)[.,](\d+):([xyz][+-]),([xyz][+-])", s)
+        if not m:
+            raise UsageError(f"bad --swap-nics '{s}' (expected X.Y.Z:D1,D2, e.g. 0.0.0:x+,y-)")
+        c = tuple(int(m.group(i)) for i in (1, 2, 3))
+        d1, d2 = m.group(4), m.group(5)
+        if any(c[i] >= dims[i] for i in range(3)):
+            raise UsageError(f"--swap-nics: node {cname(c)} is outside dims {'x'.join(map(str, dims))}")
+        for d in (d1, d2):
+            if d not in dirs:
+                raise UsageError(f"--swap-nics: node {cname(c)} has no {d} port in dims {'x'.join(map(str, dims))}")
+        if d1 == d2 or c in out:
+            raise UsageError(f"--swap-nics '{s}': two different directions, once per node")
+        out[c] = (d1, d2)
+    return out
+
+
+class Vm:
+    def __init__(self, coord, index):
+        self.coord = coord
+        self.name = cname(coord)
+        self.index = index
+        self.proc: subprocess.Popen | None = None
+        self.buf = b""
+        self.log = None
+        self.lines: list[str] = []
+        self.t_start = 0.0
+        self.t_pid1 = None      # first [pid1] line
+        self.t_ready = None     # pid1 done: modules loaded, NICs bound
+        self.t_trained = None
+        self.t_verdict = None
+        self.verdict = None     # "PASS" | "FAIL"
+        self.reason = ""
+        self.cases: list[dict] = []
+        self.exit_code = None
+        self.t_exit = None
+        self.link_errors: list[str] = []
+        self.bypass_ports: list[str] = []
+        self.kernel_ports: list[str] = []
+        self.pmd_ports: list[tuple[str, str]] = []   # (PCI address, DPDK driver) from EAL's probe lines
+        self.iova = None
+        self.stopped_by_us = False
+
+
+def socket_name(c, d) -> str:
+    return f"{c[0]}-{c[1]}-{c[2]}{'xyz'.index(d[0])}{'p' if d[1] == '+' else 'm'}.sock"
+
+
+def qemu_args(a, vm: Vm, dims, swaps, desc, run_dir) -> list[str]:
+    dirs = port_dirs(dims)
+    c = vm.coord
+    # Which cable is plugged into the NIC the personality calls `d`: its own,
+    # unless --swap-nics exchanged two of this VM's cables.
+    cable = {d: d for d in dirs}
+    if c in swaps:
+        d1, d2 = swaps[c]
+        cable[d1], cable[d2] = d2, d1
+    args = [a.qemu, "-name", f"toroid-{vm.name.replace(',', '.')}", "-M", "pc", "-nodefaults", "-no-user-config",
+            "-m", str(a.mem), "-smp", "1", "-display", "none", "-serial", "stdio", "-no-reboot",
+            "-kernel", desc["kernel"], "-initrd", desc["initramfs"]]
+    if a.accel == "kvm":
+        args += ["-accel", "kvm", "-cpu", "host"]
+    else:
+        args += ["-accel", "tcg", "-cpu", "max"]
+    ports = []
+    for i, d in enumerate(dirs):
+        slot = FIRST_SLOT + i
+        cd = cable[d]
+        local = os.path.join(run_dir, socket_name(c, cd))
+        remote = os.path.join(run_dir, socket_name(neighbour(c, cd, dims), OPPOSITE[cd]))
+        mac = f"52:54:00:{vm.index >> 8 & 0xff:02x}:{vm.index & 0xff:02x}:{slot:02x}"
+        args += ["-netdev", f"dgram,id=p{i},local.type=unix,local.path={local},remote.type=unix,remote.path={remote}",
+                 "-device", f"virtio-net-pci,netdev=p{i},addr={slot:02x}.0,mac={mac},host_mtu={a.mtu}"]
+        ports.append(f"{d}@00:{slot:02x}.0")
+    append = ["console=ttyS0", f"loglevel={a.loglevel}", "panic=-1"]
+    if a.net == "uio":
+        append.append(f"hugepages={a.hugepages}")
+    append += [f"toroid.dims={'x'.join(map(str, dims))}", f"toroid.coord={vm.name}", f"toroid.job={a.job}",
+               f"toroid.seed={a.seed}", f"toroid.net={a.net}", f"toroid.ports={','.join(ports)}",
+               f"toroid.train_timeout={a.train_timeout}s", f"toroid.linger={a.linger}s"]
+    if a.net == "kernel":
+        append.append(f"toroid.kdrv={a.kdrv}")
+    else:
+        # EAL's own lines name the PMD that probed each NIC and the IOVA mode.
+        append.append("toroid.eal_log=info")
+    if a.coll_timeout:
+        append.append(f"toroid.coll_timeout={a.coll_timeout}s")
+    if a.job_timeout:
+        append.append(f"toroid.job_timeout={a.job_timeout}s")
+    if a.node_log:
+        append.append(f"toroid.log={a.node_log}")
+    for kv in a.arg:
+        append.append(f"toroid.arg={kv}")
+    args += ["-append", " ".join(append)]
+    return args
+
+
+# ---------------------------------------------------------------------------
+# console lines
+
+KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)')
+
+
+def parse_kv(s: str) -> dict:
+    out = {}
+    for k, v in KV.findall(s):
+        if v.startswith('"'):
+            v = re.sub(r"\\(.)", r"\1", v[1:-1])
+        out[k] = v
+    return out
+
+
+LINK_ERR = re.compile(r"link training: node \S+ port (.+?) is (miswired|a dead link|one-way)[:]?(.*)")
+
+
+class Cluster:
+    def __init__(self, a, dims):
+        self.a = a
+        self.dims = dims
+        self.vms = [Vm(c, i) for i, c in enumerate(coords(dims))]
+        self.t0 = time.monotonic()
+        self.first_fail = None
+
+    def elapsed(self, t=None) -> float:
+        return (t if t is not None else time.monotonic()) - self.t0
+
+    def show(self, vm: Vm, text: str):
+        print(f"[vm {vm.name} {self.elapsed():6.1f}s] {text}", flush=True)
+
+    def on_line(self, vm: Vm, line: str):
+        now = time.monotonic()
+        vm.lines.append(line)
+        if len(vm.lines) > 400:
+            del vm.lines[:100]
+        if vm.log:
+            vm.log.write(f"{now - self.t0:8.3f} {line}\n")
+        shown = self.a.verbose
+        if line.startswith("[pid1]"):
+            if vm.t_pid1 is None:
+                vm.t_pid1 = now
+                shown = True
+            if " bound to uio_pci_generic" in line:
+                vm.bypass_ports.append(line)
+            if "through the kernel" in line:
+                vm.kernel_ports.append(line)
+            if "ready in" in line:
+                vm.t_ready = now
+                shown = True
+            if "boot failed" in line or "exited with status" in line:
+                shown = True
+            if not shown and self.a.progress == "all" and ("port" in line):
+                shown = True
+        elif line.startswith("verdict "):
+            kv = parse_kv(line)
+            vm.verdict = "PASS" if " PASS" in line.split(" reason=")[0] else "FAIL"
+            vm.reason = kv.get("reason", "")
+            vm.t_verdict = now
+            if vm.verdict == "FAIL" and self.first_fail is None:
+                self.first_fail = (vm, now)
+            shown = True
+        elif line.startswith("case "):
+            vm.cases.append(parse_kv(line))
+        elif line.startswith("ports "):
+            if vm.pmd_ports:
+                self.show(vm, f"ports up: DPDK {'/'.join(sorted(set(d for _, d in vm.pmd_ports)))} PMD on "
+                              f"{' '.join(a.removeprefix('0000:') for a, _ in vm.pmd_ports)}, IOVA {vm.iova or '?'}")
+            elif vm.kernel_ports:
+                self.show(vm, f"ports up: {len(vm.kernel_ports)} kernel interfaces (fallback)")
+        elif line.startswith("[node "):
+            if " trained " in line:
+                vm.t_trained = now
+                shown = True
+            m = LINK_ERR.search(line)
+            if m:
+                vm.link_errors.append(line.split("] ", 1)[-1].removeprefix("error: "))
+                shown = True
+            if "error:" in line or "boot failed" in line:
+                shown = True
+        elif line.startswith("EAL:"):
+            m = re.match(r"EAL: Probe PCI driver: (\S+) \(\S+\) device: (\S+)", line)
+            if m:
+                vm.pmd_ports.append((m.group(2), m.group(1)))
+            m = re.match(r"EAL: Selected IOVA mode '(\w+)'", line)
+            if m:
+                vm.iova = m.group(1)
+            if re.search(r"error|fatal|cannot|fail|panic", line, re.I):
+                shown = True
+        elif "Kernel panic" in line or "BUG:" in line or "Call Trace" in line or line.startswith("qemu-system"):
+            shown = True
+        if shown:
+            self.show(vm, line)
+
+
+# ---------------------------------------------------------------------------
+# processes
+
+
+def _pdeathsig():
+    # The VM dies with the launcher, even if the launcher is SIGKILLed.
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def stop_vms(vms: list[Vm], grace: float = 3.0):
+    live = [v for v in vms if v.proc and v.proc.poll() is None]
+    for v in live:
+        v.stopped_by_us = True
+        try:
+            v.proc.terminate()
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    for v in live:
+        try:
+            v.proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            try:
+                v.proc.kill()
+            except ProcessLookupError:
+                pass
+            try:
+                v.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def qemu_usable(a) -> str | None:
+    """None if QEMU can start here, else why not."""
+    exe = shutil.which(a.qemu)
+    if not exe:
+        return f"{a.qemu} not found (./toroid setup installs qemu-system-x86)"
+    try:
+        r = subprocess.run([exe, "-accel", "help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{a.qemu} -accel help failed: {e}"
+    if r.returncode != 0:
+        return f"{a.qemu} -accel help exited {r.returncode}: {r.stdout.strip()[-200:]}"
+    if a.accel not in r.stdout.split():
+        return f"{a.qemu} has no {a.accel} accelerator (it lists: {' '.join(r.stdout.split()[2:])})"
+    if a.accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "/dev/kvm is not usable here (use --accel tcg)"
+    return None
+
+
+def remove_stale_run_dirs():
+    """Socket dirs of launchers that died without cleaning up (SIGKILL): their
+    VMs died with them (PR_SET_PDEATHSIG), so nothing uses the sockets."""
+    tmp = tempfile.gettempdir()
+    for d in os.listdir(tmp):
+        path = os.path.join(tmp, d)
+        if not d.startswith("toroid-qemu.") or not os.path.isdir(path):
+            continue
+        try:
+            pid = int(open(os.path.join(path, "launcher.pid")).read())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # still running
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except PermissionError:
+            continue
+
+
+def run_cluster(a, dims, swaps, desc) -> int:
+    cl = Cluster(a, dims)
+    remove_stale_run_dirs()
+    run_dir = tempfile.mkdtemp(prefix="toroid-qemu.")
+    with open(os.path.join(run_dir, "launcher.pid"), "w") as f:
+        f.write(f"{os.getpid()}\n")
+    log_dir = a.log_dir
+    os.makedirs(log_dir, exist_ok=True)
+    for f in os.listdir(log_dir):
+        if f.startswith("node-") and f.endswith(".log"):
+            os.unlink(os.path.join(log_dir, f))
+    sel = selectors.DefaultSelector()
+    interrupted = None
+
+    def on_signal(sig, frame):
+        raise KeyboardInterrupt(signal.Signals(sig).name)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    timed_out = False
+    try:
+        n = len(cl.vms)
+        print(f"qemu: {n} VMs, dims {'x'.join(map(str, dims))}, job {a.job}, net {a.net}"
+              f"{'/' + a.kdrv if a.net == 'kernel' else ''}, accel {a.accel}, {a.mem} MB each, "
+              f"kernel {desc['kver']}, image {desc['size'] / 1e6:.1f} MB"
+              + (f", swapped NICs: {' '.join(cname(c) + ':' + d1 + ',' + d2 for c, (d1, d2) in swaps.items())}"
+                 if swaps else ""), flush=True)
+        print(f"qemu: consoles in {os.path.relpath(log_dir)}/node-X-Y-Z.log, sockets in {run_dir}", flush=True)
+        cl.t0 = time.monotonic()
+        for vm in cl.vms:
+            args = qemu_args(a, vm, dims, swaps, desc, run_dir)
+            vm.log = open(os.path.join(log_dir, f"node-{vm.name.replace(',', '-')}.log"), "w")
+            vm.log.write("# " + " ".join(args) + "\n")
+            vm.t_start = time.monotonic()
+            vm.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_pdeathsig)
+            os.set_blocking(vm.proc.stdout.fileno(), False)
+            sel.register(vm.proc.stdout, selectors.EVENT_READ, vm)
+        deadline = cl.t0 + a.timeout
+        open_fds = len(cl.vms)
+        all_verdicts_at = None
+        while open_fds:
+            now = time.monotonic()
+            if now > deadline:
+                timed_out = True
+                break
+            if all(v.verdict for v in cl.vms):
+                all_verdicts_at = all_verdicts_at or now
+                if now - all_verdicts_at > a.linger + 20:
+                    break  # they should have powered off by now
+            if cl.first_fail and now - cl.first_fail[1] > a.fail_grace:
+                break
+            if a.boot_timeout:
+                for v in cl.vms:
+                    if v.t_pid1 is None and v.exit_code is None and now - v.t_start > a.boot_timeout:
+                        cl.show(v, f"no guest output within {a.boot_timeout} s (--boot-timeout): giving up")
+                        v.reason = f"the guest did not reach /init within {a.boot_timeout} s"
+                        timed_out = True
+                if timed_out:
+                    break
+            for key, _ in sel.select(timeout=0.5):
+                vm: Vm = key.data
+                try:
+                    data = os.read(key.fileobj.fileno(), 65536)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    sel.unregister(key.fileobj)
+                    open_fds -= 1
+                    vm.exit_code = vm.proc.wait()
+                    vm.t_exit = time.monotonic()
+                    if vm.buf:
+                        cl.on_line(vm, vm.buf.decode(errors="replace").rstrip("\r"))
+                        vm.buf = b""
+                    if vm.verdict is None:
+                        cl.show(vm, f"VM exited with status {vm.exit_code} without a verdict")
+                        if cl.first_fail is None:
+                            cl.first_fail = (vm, time.monotonic())
+                    continue
+                vm.buf += data
+                while b"\n" in vm.buf:
+                    line, vm.buf = vm.buf.split(b"\n", 1)
+                    cl.on_line(vm, line.decode(errors="replace").rstrip("\r"))
+    except KeyboardInterrupt as e:
+        interrupted = str(e) or "SIGINT"
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        stop_vms(cl.vms)
+        for v in cl.vms:
+            if v.exit_code is None and v.proc:
+                v.exit_code = v.proc.poll()
+            if v.log:
+                v.log.close()
+        sel.close()
+        shutil.rmtree(run_dir, ignore_errors=True)
+    if interrupted:
+        print(f"qemu: interrupted ({interrupted}): stopped {len(cl.vms)} VMs, removed {run_dir}", flush=True)
+        return 130
+    return report(cl, timed_out)
+
+
+# ---------------------------------------------------------------------------
+# the report
+
+
+def fmt_ns(ns: float) -> str:
+    if ns >= 1e9:
+        return f"{ns / 1e9:.2f} s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.1f} ms"
+    return f"{ns / 1e3:.0f} us"
+
+
+def report(cl: Cluster, timed_out: bool) -> int:
+    a = cl.a
+    n = len(cl.vms)
+    print()
+    print(f"{'node':<8} {'/init':>7} {'ready':>7} {'trained':>8} {'verdict':>8}  result  ports")
+
+    def t(x):
+        return f"{cl.elapsed(x):6.1f}s" if x is not None else "      -"
+
+    for v in cl.vms:
+        if v.verdict:
+            result = v.verdict
+        elif timed_out:
+            result = "TIMEOUT"
+        elif v.stopped_by_us:
+            result = "STOPPED"
+        else:
+            result = "NOVERDICT"
+        ports = ("bypass" if v.bypass_ports else "kernel" if v.kernel_ports else "-")
+        print(f"{v.name:<8} {t(v.t_pid1)} {t(v.t_ready)} {t(v.t_trained):>8} {t(v.t_verdict):>8}  {result:<7} {ports}")
+
+    # The self-test (or any job's) cases, across nodes.
+    names: list[tuple] = []
+    agg: dict[tuple, list] = {}
+    for v in cl.vms:
+        for c in v.cases:
+            key = (c.get("coll", ""), c.get("algo", ""), c.get("name", ""))
+            if key not in agg:
+                agg[key] = [0, 0, 0.0, ""]
+                names.append(key)
+            r = agg[key]
+            if c.get("result") == "PASS":
+                r[0] += 1
+            else:
+                r[1] += 1
+                r[3] = r[3] or f"{v.name}: {c.get('detail', '')}"
+            try:
+                r[2] = max(r[2], float(c.get("ns", 0)))
+            except ValueError:
+                pass
+    if names:
+        print()
+        w = max(len(" ".join(k).strip()) for k in names)
+        print(f"{a.job + ' case':<{w}}  {'passed':>7}  {'slowest':>9}")
+        for k in names:
+            r = agg[k]
+            print(f"{' '.join(k).strip():<{w}}  {r[0]:>3}/{r[0] + r[1]:<3}  {fmt_ns(r[2]):>9}"
+                  + (f"  FAIL {r[3]}" if r[1] else ""))
+
+    # Link training failures, by port.
+    errs = [(v, e) for v in cl.vms for e in v.link_errors]
+    if errs:
+        print()
+        print("link training failed:")
+        for v, e in errs:
+            print(f"  node {v.name}: {e}")
+    failed = [v for v in cl.vms if v.verdict != "PASS"]
+    for v in failed:
+        if v.link_errors:
+            continue
+        if v.reason:
+            why = v.reason
+        elif timed_out:
+            why = "no verdict before the timeout"
+        elif v.stopped_by_us and cl.first_fail:
+            why = (f"no verdict yet; stopped {a.fail_grace:.0f} s (--fail-grace) after node {cl.first_fail[0].name} "
+                   f"failed")
+        else:
+            why = f"no verdict (VM exited with status {v.exit_code})"
+        tail = [l for l in v.lines if l.strip()][-3:]
+        print(f"node {v.name}: {why}")
+        if not v.verdict and tail and not (v.stopped_by_us and cl.first_fail):
+            for l in tail:
+                print(f"    | {l}")
+
+    print()
+    nics = sum(len(port_dirs(cl.dims)) for _ in cl.vms)
+    pmd = sum(len(v.pmd_ports) for v in cl.vms)
+    drivers = sorted(set(d for v in cl.vms for _, d in v.pmd_ports))
+    iova = sorted(set(v.iova for v in cl.vms if v.iova))
+    kern = sum(len(v.kernel_ports) for v in cl.vms)
+    if pmd or any(v.bypass_ports for v in cl.vms):
+        print(f"network: uio, kernel bypassed: {sum(len(v.bypass_ports) for v in cl.vms)} of {nics} NICs bound to "
+              f"uio_pci_generic, {pmd} probed by DPDK {'/'.join(drivers) or '(none)'} (EAL), "
+              f"IOVA {'/'.join(iova) or '?'}")
+    if kern:
+        print(f"network: kernel fallback (no bypass): {kern} of {nics} NICs are virtio_net interfaces used through "
+              f"{'io_uring AF_PACKET sockets' if a.kdrv == 'uring' else 'DPDK net_af_packet'}")
+    verdicts = [v.t_verdict for v in cl.vms if v.t_verdict is not None]
+    first_init = min((v.t_pid1 for v in cl.vms if v.t_pid1), default=None)
+    if verdicts and len(verdicts) == n:
+        print(f"boot-to-verdict: {cl.elapsed(max(verdicts)):.1f} s from launch to the last verdict "
+              f"(first /init at {cl.elapsed(first_init):.1f} s, last at "
+              f"{cl.elapsed(max(v.t_pid1 for v in cl.vms if v.t_pid1)):.1f} s)")
+    passed = n - len(failed)
+    ok = not failed and not timed_out
+    dims = "x".join(map(str, cl.dims))
+    if timed_out:
+        slow = [v.name for v in cl.vms if v.t_pid1 is None and "/init within" in v.reason]
+        what = (f"VM {', '.join(slow)} did not reach /init within {a.boot_timeout:.0f} s (--boot-timeout)" if slow
+                else f"timed out after {a.timeout:.0f} s (--timeout)")
+        print(f"qemu: FAIL: {what} with {len(verdicts)} of {n} verdicts; consoles in {os.path.relpath(a.log_dir)}")
+    print(f"qemu: {'PASS' if ok else 'FAIL'}: {passed} of {n} nodes passed (dims {dims}, job {a.job}, net {a.net}, "
+          f"accel {a.accel}) in {cl.elapsed(max(verdicts)) if verdicts else cl.elapsed():.1f} s", flush=True)
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------------------
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(prog="toroid qemu",
+                                 description="Boot one QEMU VM per torus node (Debian kernel, toroid-node as PID 1), "
+                                             "run a job, collect the verdicts from the serial consoles.")
+    ap.add_argument("--dims", default="2x2x2", help="torus dimensions XxYxZ (default 2x2x2)")
+    ap.add_argument("--job", default="selftest", help="job to run (default selftest)")
+    ap.add_argument("--seed", default="1", help="the job's seed (default 1)")
+    ap.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE", help="a job argument (repeatable)")
+    ap.add_argument("--mem", type=int, default=512, help="MB of RAM per VM (default 512)")
+    ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="tcg (default; -cpu max) or kvm (-cpu host)")
+    ap.add_argument("--net", choices=["uio", "kernel"], default="uio",
+                    help="uio: NICs bound to uio_pci_generic, DPDK's virtio PMD (kernel bypass, default); "
+                         "kernel: virtio_net interfaces through af_packet (fallback)")
+    ap.add_argument("--kdrv", choices=["uring", "af_packet"], default="uring",
+                    help="port driver in --net kernel: the io_uring AF_PACKET port (default) or DPDK net_af_packet")
+    ap.add_argument("--swap-nics", action="append", default=[], metavar="X.Y.Z:D1,D2",
+                    help="miswire on purpose: exchange the cables of two NICs of one VM (repeatable, one per VM)")
+    ap.add_argument("--timeout", type=float, default=0, help="seconds for the whole run (default 120 + 20 per VM)")
+    ap.add_argument("--boot-timeout", type=float, default=0,
+                    help="seconds for a VM to reach /init (default 60 + 10 per VM; 0 in --accel kvm means the same)")
+    ap.add_argument("--train-timeout", type=float, default=0,
+                    help="link-training deadline in the guest, seconds (default 60 + 5 per VM: nodes boot at "
+                         "different times)")
+    ap.add_argument("--coll-timeout", type=float, default=0, help="one collective's deadline in the guest, seconds")
+    ap.add_argument("--job-timeout", type=float, default=0, help="the job's deadline in the guest, seconds")
+    ap.add_argument("--linger", type=float, default=3, help="seconds a node keeps serving its links after its verdict")
+    ap.add_argument("--fail-grace", type=float, default=15,
+                    help="after the first failed node, seconds to wait for the other verdicts (default 15)")
+    ap.add_argument("--hugepages", type=int, default=64, help="2 MB hugepages per guest in --net uio (default 64)")
+    ap.add_argument("--mtu", type=int, default=1500, help="the NICs' MTU (virtio host_mtu, default 1500)")
+    ap.add_argument("--loglevel", type=int, default=3, help="guest kernel console loglevel (default 3: errors)")
+    ap.add_argument("--node-log", choices=["error", "warn", "info", "debug"], help="toroid-node's log level")
+    ap.add_argument("--build-dir", default=None, help="meson build dir (default: build/ next to qemu/)")
+    ap.add_argument("--node-bin", help="the guest's /init (default BUILD/firmware/toroid-node)")
+    ap.add_argument("--kernel", help="Debian kernel version, e.g. 6.1.0-56-amd64 (default: cached, else apt's)")
+    ap.add_argument("--rebuild-image", action="store_true", help="rebuild the initramfs even if up to date")
+    ap.add_argument("--log-dir", help="where the consoles go (default BUILD/qemu/run/)")
+    ap.add_argument("--progress", choices=["boot", "all"], default="boot",
+                    help="boot: boot, training and verdict lines (default); all: port binding too")
+    ap.add_argument("-v", "--verbose", action="store_true", help="show every console line")
+    ap.add_argument("--qemu", default=QEMU, help=argparse.SUPPRESS)
+    ap.add_argument("--skip-if-no-qemu", action="store_true",
+                    help="exit 77 (skip) when QEMU cannot start here at all (the test suite uses it)")
+    return ap
+
+
+def main(argv: list[str]) -> int:
+    ap = build_parser()
+    a = ap.parse_args(argv)
+    try:
+        dims = parse_dims(a.dims)
+        swaps = parse_swaps(a.swap_nics, dims)
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", a.job):
+            raise UsageError(f"bad --job '{a.job}'")
+        for kv in a.arg:
+            if not re.fullmatch(r"[A-Za-z0-9_-]+=[^\s\"]+", kv):
+                raise UsageError(f"bad --arg '{kv}' (KEY=VALUE, no spaces)")
+        if a.mem < 128:
+            raise UsageError("--mem: at least 128 MB")
+        if a.net == "uio" and a.hugepages * 2 > a.mem - 96:
+            raise UsageError(f"--hugepages {a.hugepages} (x 2 MB) do not fit in --mem {a.mem}")
+    except UsageError as e:
+        print(f"toroid qemu: {e}", file=sys.stderr)
+        return 2
+    n = dims[0] * dims[1] * dims[2]
+    a.timeout = a.timeout or 120 + 20 * n
+    a.boot_timeout = a.boot_timeout or 60 + 10 * n
+    a.train_timeout = a.train_timeout or 60 + 5 * n
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    a.build_dir = os.path.abspath(a.build_dir or os.path.join(root, "build"))
+    a.node_bin = os.path.abspath(a.node_bin or os.path.join(a.build_dir, "firmware", "toroid-node"))
+    a.log_dir = os.path.abspath(a.log_dir or os.path.join(image.image_dir(a.build_dir), "run"))
+
+    why = qemu_usable(a)
+    if why:
+        print(f"toroid qemu: QEMU cannot start here: {why}", file=sys.stderr)
+        return 77 if a.skip_if_no_qemu else 1
+    if not os.path.isfile(a.node_bin):
+        print(f"toroid qemu: {a.node_bin} does not exist (./toroid build)", file=sys.stderr)
+        return 1
+    if PID1_MARK not in open(a.node_bin, "rb").read():
+        print(f"toroid qemu: {a.node_bin} cannot be a guest's /init: it does not call firmware/pid1 "
+              f"(pid1_main when it runs as PID 1)", file=sys.stderr)
+        return 1
+    try:
+        desc = image.ensure_image(a.build_dir, a.node_bin, force=a.rebuild_image, kernel=a.kernel)
+    except image.ImageError as e:
+        print(f"toroid qemu: guest image: {e}", file=sys.stderr)
+        return 1
+    if a.net == "uio" and not desc.get("dpdk_plugins"):
+        print("toroid qemu: --net uio needs a DPDK toroid-node (the image has no DPDK plugins)", file=sys.stderr)
+        return 1
+    return run_cluster(a, dims, swaps, desc)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,334 @@
+// The host rig end to end: toroid-rig starts one toroid-node process per
+// node, over io_uring sockets or DPDK memif. Every run is bounded (a hang
+// fails the test, it cannot stall the suite) and must leave no node process
+// and no socket behind.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/torus.h"
+#include "base/tuning.h"
+
+#include <CppUTest/TestHarness.h>
+
+namespace {
+
+double now_s() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+struct Run {
+  int status = -1;  // exit status; 128 + signal if killed
+  bool overran = false;
+  double wall_s = 0;
+  std::string out;  // stdout and stderr
+  bool has(const std::string& s) const { return out.find(s) != std::string::npos; }
+};
+
+// Runs `bin args` (split on spaces), killing it past bound_s; sends SIGINT
+// after sigint_s if that is >= 0.
+Run run_cmd(const char* bin, const std::string& args, double bound_s, double sigint_s = -1) {
+  std::vector<std::string> words = {bin};
+  std::istringstream in(args);
+  for (std::string w; in >> w;) words.push_back(w);
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  int fds[2];
+  CHECK(pipe2(fds, O_CLOEXEC) == 0);
+  const double t0 = now_s();
+  const pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  Run r;
+  bool sent_int = false;
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int n = poll(&p, 1, 50);
+    if (n > 0) {
+      char buf[8192];
+      const ssize_t k = read(fds[0], buf, sizeof buf);
+      if (k > 0) {
+        r.out.append(buf, static_cast<size_t>(k));
+        continue;
+      }
+      if (k == 0) break;
+    }
+    const double el = now_s() - t0;
+    if (sigint_s >= 0 && !sent_int && el >= sigint_s) {
+      kill(pid, SIGINT);
+      sent_int = true;
+    }
+    if (el > bound_s && !r.overran) {
+      r.overran = true;
+      kill(pid, SIGKILL);
+    }
+  }
+  close(fds[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.wall_s = now_s() - t0;
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+const char* env_bin(const char* name) {
+  const char* b = std::getenv(name);
+  CHECK_TEXT(b != nullptr, "TOROID_RIG / TOROID_NODE are not set (meson sets them)");
+  return b;
+}
+
+// Processes whose command line mentions `needle` (our run dir): none may
+// outlive the rig.
+int processes_mentioning(const std::string& needle) {
+  int count = 0;
+  DIR* d = opendir("/proc");
+  if (!d) return 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const std::string path = std::string("/proc/") + e->d_name + "/cmdline";
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) continue;
+    char buf[4096];
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    for (size_t i = 0; i < n; ++i)
+      if (buf[i] == 0) buf[i] = ' ';
+    buf[n] = 0;
+    if (std::strstr(buf, needle.c_str()) && std::atoi(e->d_name) != getpid()) ++count;
+  }
+  closedir(d);
+  return count;
+}
+
+// Every rig-*/sock directory under dir (the rig removes them).
+int leftover_socket_dirs(const std::string& dir) {
+  int count = 0;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return 0;
+  while (dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, "rig-", 4) != 0) continue;
+    struct stat st;
+    if (stat((dir + "/" + e->d_name + "/sock").c_str(), &st) == 0) ++count;
+  }
+  closedir(d);
+  return count;
+}
+
+// "<line containing needle>" or "".
+std::string line_with(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  if (at == std::string::npos) return "";
+  const size_t b = text.rfind('\n', at);
+  const size_t e = text.find('\n', at);
+  return text.substr(b == std::string::npos ? 0 : b + 1, e == std::string::npos ? std::string::npos : e - b - 1);
+}
+
+struct RigFixture {
+  std::string dir;
+  void make() {
+    char tmpl[] = "/tmp/toroid-host-test.XXXXXX";
+    CHECK(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+  }
+  void clean() {
+    if (!dir.empty()) {
+      const std::string cmd = "rm -rf '" + dir + "'";
+      CHECK(std::system(cmd.c_str()) == 0);
+    }
+  }
+  Run rig(const std::string& args, double bound_s, double sigint_s = -1) {
+    Run r = run_cmd(env_bin("TOROID_RIG"), args + " --run-dir " + dir, bound_s, sigint_s);
+    CHECK_FALSE_TEXT(r.overran, ("the rig overran its bound:\n" + r.out).c_str());
+    LONGS_EQUAL_TEXT(0, processes_mentioning(dir), ("node processes outlived the rig:\n" + r.out).c_str());
+    LONGS_EQUAL_TEXT(0, leftover_socket_dirs(dir), ("sockets left behind:\n" + r.out).c_str());
+    return r;
+  }
+};
+
+void check_selftest_passes(RigFixture& f, const std::string& dims, const char* driver, uint32_t nodes, double bound) {
+  Run r = f.rig("--dims " + dims + " --job selftest --driver " + driver, bound);
+  LONGS_EQUAL_TEXT(0, r.status, r.out.c_str());
+  const std::string all = std::to_string(nodes) + "/" + std::to_string(nodes);
+  CHECK_TEXT(r.has("verdict: PASS (" + all + " nodes passed)"), r.out.c_str());
+  CHECK_TEXT(r.has("allreduce   torus-ring   int64 sum n=8192     PASS   " + all), r.out.c_str());
+  // "cases: K/K passed on every node" (the self-test's case list grows).
+  const std::string cases = line_with(r.out, "cases: ");
+  const size_t slash = cases.find('/');
+  CHECK_TEXT(slash != std::string::npos && cases.substr(7, slash - 7) == cases.substr(slash + 1, slash - 7) &&
+                 cases.find(" passed on every node") != std::string::npos,
+             r.out.c_str());
+  // Streamed with node prefixes, and in the per-node files.
+  CHECK_TEXT(r.has("[node 1,0,0] trained "), r.out.c_str());
+  const std::string run_dir = line_with(r.out, "run dir: ").substr(9);
+  FILE* log = std::fopen((run_dir + "/node-1-0-0.log").c_str(), "r");
+  CHECK_TEXT(log != nullptr, (run_dir + "/node-1-0-0.log is missing").c_str());
+  char buf[16384];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, log);
+  std::fclose(log);
+  buf[n] = 0;
+  CHECK(std::strstr(buf, "verdict node=1,0,0 PASS") != nullptr);
+  CHECK(std::strstr(buf, "quiesced node=1,0,0") != nullptr);
+  std::printf("\n  %s %s selftest: %.2f s wall\n", driver, dims.c_str(), r.wall_s);
+}
+
+// Kill 1,0,0 of a 2x2x2 rig: each of its three neighbours reports both its
+// links to it, by port, within the link-down detection time; the rig names
+// the dead node and fails within a bound.
+void check_kill(RigFixture& f, const char* driver) {
+  Run r = f.rig("--dims 2x2x2 --job selftest --quiet --driver " + std::string(driver) + " --kill 1,0,0", 60);
+  LONGS_EQUAL_TEXT(1, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("node 1,0,0: DIED: killed with SIGKILL by the rig (--kill)"), r.out.c_str());
+  CHECK_TEXT(r.has("first failure: node 1,0,0 killed with SIGKILL"), r.out.c_str());
+  struct Want {
+    const char* node;
+    const char* port;
+  };
+  const Want want[] = {{"0,0,0", "port0 (x+)"}, {"0,0,0", "port1 (x-)"}, {"1,1,0", "port2 (y+)"},
+                       {"1,1,0", "port3 (y-)"}, {"1,0,1", "port4 (z+)"}, {"1,0,1", "port5 (z-)"}};
+  const double limit_ms = static_cast<double>(toroid::tuning::kLinkDownRealNs) / 1e6;
+  for (const Want& w : want) {
+    const std::string key = std::string("rig: node ") + w.node + " reports link down on " + w.port + " to 1,0,0, ";
+    const std::string line = line_with(r.out, key);
+    // DPDK 22.11's memif PMD can crash a process whose peer disconnects
+    // while it polls (docs/drivers.md, field notes): a neighbour may die of
+    // SIGSEGV before it reports. The rig must then name that death; the
+    // test says so rather than fail on a PMD bug.
+    const std::string crashed = std::string("rig: node ") + w.node + " killed by SIGSEGV before the rig stopped it";
+    if (line.empty() && std::string(driver) == "memif" && r.has(crashed)) {
+      std::printf("\n  note: neighbour %s crashed in the memif PMD (SIGSEGV) before reporting %s\n", w.node, w.port);
+      continue;
+    }
+    CHECK_TEXT(!line.empty(), ("missing: " + key + "\n" + r.out).c_str());
+    const double ms = std::atof(line.c_str() + key.size());
+    CHECK_TEXT(ms <= limit_ms, (line + " (limit " + std::to_string(limit_ms) + " ms)").c_str());
+  }
+  // The wall bound: boot + the failure grace (2 s) + the two-phase stop.
+  CHECK_TEXT(r.wall_s < 30, r.out.c_str());
+  std::printf("\n  %s kill: rig exited %d in %.2f s; %s\n", driver, r.status, r.wall_s,
+              line_with(r.out, "links down: ").c_str());
+}
+
+}  // namespace
+
+TEST_GROUP(HostRigUring) {
+  RigFixture f;
+  void setup() override { f.make(); }
+  void teardown() override { f.clean(); }
+};
+
+TEST(HostRigUring, SelftestPassesOn8Nodes) { check_selftest_passes(f, "2x2x2", "uring", 8, 90); }
+
+TEST(HostRigUring, KilledNodeIsNamedAndItsNeighboursReportTheLinks) { check_kill(f, "uring"); }
+
+TEST(HostRigUring, RemovedSocketFailsBothEndsByPort) {
+  Run r = f.rig("--dims 2x1x1 --job selftest --quiet --driver uring --remove-socket 0,0,0:x+ --train-timeout 1s", 30);
+  LONGS_EQUAL_TEXT(1, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("node 0,0,0: FAIL: port port0 (x+)"), r.out.c_str());
+  CHECK_TEXT(r.has("node 1,0,0: FAIL: port port1 (x-)"), r.out.c_str());
+}
+
+// A hung node (SIGSTOP: its sockets stay open, no carrier loss): the
+// neighbour with a frame in flight reports the link after the no-progress
+// time, the rig names the node, and kills it when it does not stop.
+TEST(HostRigUring, FrozenNodeIsReportedByNoProgressAndKilled) {
+  // Traffic keeps frames in flight for a while (the self-test can finish in
+  // under a millisecond on an idle machine, and an idle link has no timer).
+  Run r = f.rig("--dims 2x1x1 --job traffic --pattern neighbor --messages 5000 --size 4096 --quiet --driver uring "
+                "--freeze 1,0,0", 40);
+  LONGS_EQUAL_TEXT(1, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("first failure: node 1,0,0 frozen with SIGSTOP"), r.out.c_str());
+  CHECK_TEXT(r.has("node 1,0,0: NO VERDICT: frozen with SIGSTOP by the rig (--freeze)"), r.out.c_str());
+  CHECK_TEXT(r.has("did not stop when told: killed"), r.out.c_str());
+  const std::string key = "rig: node 0,0,0 reports link down on port";
+  const std::string line = line_with(r.out, key);
+  CHECK_TEXT(!line.empty(), r.out.c_str());
+  CHECK_TEXT(line.find("after the freeze") != std::string::npos, line.c_str());
+  CHECK_TEXT(r.has("link down: no progress for"), r.out.c_str());
+  const double ms = std::atof(line.c_str() + line.find(", ") + 2);
+  CHECK_TEXT(ms <= static_cast<double>(toroid::tuning::kLinkDownRealNs) / 1e6 + 500, line.c_str());
+}
+
+TEST(HostRigUring, IdleNodesStopBurningTheirCores) {
+  Run r = f.rig("--dims 2x2x2 --job train --quiet --driver uring --hold 1s", 60);
+  LONGS_EQUAL_TEXT(0, r.status, r.out.c_str());
+  const std::string line = line_with(r.out, "idle: 8 nodes over ");
+  CHECK_TEXT(!line.empty(), r.out.c_str());
+  const size_t at = line.find("% per node on average");
+  CHECK(at != std::string::npos);
+  const size_t b = line.rfind(' ', at);
+  const double per_node = std::atof(line.c_str() + b + 1);
+  // A spinning node would show ~25% (8 on 2 cores); the idle policy sleeps.
+  CHECK_TEXT(per_node < 10.0, line.c_str());
+  std::printf("\n  %s\n", line.c_str());
+}
+
+TEST(HostRigUring, InterruptStopsEveryNodeCleanly) {
+  Run r = f.rig("--dims 2x2x2 --job train --quiet --driver uring --hold 60s", 40, 3.0);
+  LONGS_EQUAL_TEXT(130, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("rig: interrupted; stopping every node"), r.out.c_str());
+  CHECK_TEXT(r.has("verdict: INTERRUPTED"), r.out.c_str());
+  CHECK_TEXT(r.wall_s < 20, r.out.c_str());
+}
+
+TEST_GROUP(HostNodeCli){};
+
+TEST(HostNodeCli, PersonalityErrorsAreOneLineNamingTheFieldAndExit2) {
+  const char* node = env_bin("TOROID_NODE");
+  Run r = run_cmd(node, "--dims 2x1x1 --coord 0,0,0 --job selftest", 20);
+  LONGS_EQUAL_TEXT(2, r.status, r.out.c_str());
+  STRCMP_EQUAL("toroid-node: personality: no port for direction x+ (dims 2x1x1 have a link there)\n", r.out.c_str());
+  r = run_cmd(node, "--dims 2x1x1 --coord 0,0,0 --job selftest --port p0:x+:tcp:x --port p1:x-:uring:path=/x,role=client",
+          20);
+  LONGS_EQUAL_TEXT(2, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("port p0 (x+): unknown driver 'tcp'"), r.out.c_str());
+  r = run_cmd(node, "--dims 2x1x1 --coord 0,0,0 --job selftest --port p0:x+:memif:role=boss,socket=/x,id=0 "
+                "--port p1:x-:memif:role=client,socket=/y,id=0", 20);
+  LONGS_EQUAL_TEXT(2, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("port p0 (x+): port spec 'memif:role=boss,socket=/x,id=0': bad value for role"), r.out.c_str());
+  r = run_cmd(node, "--personality /nonexistent/file", 20);
+  LONGS_EQUAL_TEXT(2, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("cannot open '/nonexistent/file'"), r.out.c_str());
+  r = run_cmd(node, "--help", 20);
+  LONGS_EQUAL(0, r.status);
+  CHECK(r.has("usage: toroid-node"));
+}
+
+TEST_GROUP(HostRigMemif) {
+  RigFixture f;
+  void setup() override { f.make(); }
+  void teardown() override { f.clean(); }
+};
+
+TEST(HostRigMemif, SelftestPassesOn2Nodes) { check_selftest_passes(f, "2x1x1", "memif", 2, 60); }
+
+TEST(HostRigMemif, SelftestPassesOn8Nodes) { check_selftest_passes(f, "2x2x2", "memif", 8, 120); }
+
+TEST(HostRigMemif, KilledNodeIsNamedAndItsNeighboursReportTheLinks) { check_kill(f, "memif"); }
+
+TEST(HostRigMemif, RemovedSocketFailsBothEndsByPort) {
+  Run r = f.rig("--dims 2x1x1 --job selftest --quiet --driver memif --remove-socket 0,0,0:x+ --train-timeout 1s", 30);
+  LONGS_EQUAL_TEXT(1, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("node 0,0,0: FAIL: port port0 (x+)"), r.out.c_str());
+  CHECK_TEXT(r.has("node 1,0,0: FAIL: port port1 (x-)"), r.out.c_str());
+}
