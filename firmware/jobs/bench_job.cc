@@ -479,7 +479,7 @@ void BenchJob::emit_results() {
   };
   char b[160];
   snprintf(b, sizeof b, "bench node=%s coll=info wait=%s frame=%u max_body=%u ports=%u ms=%.1f", node.c_str(),
-           spec_.spin ? "spin" : "idle",
+           spin() ? "spin" : "idle",
            ctx_.net.max_body() + static_cast<uint32_t>(sizeof(wire::EthHeader) + sizeof(wire::LinkHeader)),
            ctx_.net.max_body(), ctx_.net.port_count(), static_cast<double>(ctx_.loop.now() - start_ns_) / 1e6);
   std::string l = b;

@@ -41,7 +41,10 @@
 //                                                       rank spins in a blocking call; idle:
 //                                                       the loop's own idle policy, which
 //                                                       sleeps up to 1 ms after 4000 idle
-//                                                       rounds: for more nodes than cores)
+//                                                       rounds: for more nodes than cores;
+//                                                       and always on the sim rig, whose
+//                                                       virtual time moves only when
+//                                                       nodes are idle)
 #pragma once
 #include <cstdint>
 #include <functional>
