@@ -322,4 +322,30 @@ void HostPorts::close() {
   m.eal = false;
 }
 
+Result<std::unique_ptr<HostPorts>> open_raw_link_end(const RawLinkEnd& e) {
+  Personality p;
+  p.dims = Dims{{2, 1, 1}};
+  p.coord.c = {e.server ? 0u : 1u, 0, 0};
+  p.has_dims = p.has_coord = true;
+  p.job = e.job;
+  PortSpec ps;
+  ps.name = "port0";
+  ps.dir = e.server ? Dir::kXp : Dir::kXm;
+  ps.driver = e.driver;
+  const char* role = e.server ? "server" : "client";
+  ps.address = e.driver == "memif"
+                   ? std::string("role=") + role + ",socket=" + e.socket + ",id=0" + (e.jumbo ? ",bsize=9216" : "")
+                   : "path=" + e.socket + ",role=" + role;
+  p.ports.push_back(ps);
+  HostPortOptions o;
+  o.tag = e.tag;
+  o.pool_packets = e.pool_packets;
+  if (e.jumbo) o.frame_room = 9216;
+  o.cpu_list = e.cpu_list;
+  auto hp = HostPorts::open(p, o);
+  if (!hp) return hp.status();
+  if (Status st = hp.value()->start(10 * kSec); !st) return st;
+  return hp;
+}
+
 }  // namespace toroid

@@ -97,4 +97,19 @@ class HostPorts {
 // The CPUs this process may run on, as an EAL-style list ("0-1", "0,2-3").
 std::string affinity_cpu_list();
 
+// One end of a raw two-node link (port0 of node 0 or 1 of a 2x1x1
+// partition), opened and started: what the link tools (toroid-wake,
+// toroid-linkbench) measure with no netstack. memif bsize 9216 when jumbo.
+struct RawLinkEnd {
+  std::string driver;    // memif | uring
+  std::string socket;    // the link's unix socket path
+  bool server = false;   // node 0, the memif server / socket listener
+  std::string job;       // personality job name (for logs)
+  std::string tag;       // EAL file prefix tag
+  uint32_t pool_packets = 1023;
+  bool jumbo = false;    // 9000-byte frames
+  std::string cpu_list;  // EAL lcore CPUs ("" = this process's affinity)
+};
+Result<std::unique_ptr<HostPorts>> open_raw_link_end(const RawLinkEnd& e);
+
 }  // namespace toroid

@@ -8,21 +8,13 @@
 #include <cstring>
 #include <limits>
 
+#include "base/bytes.h"
+
 namespace toroid::arith::detail {
 
-static_assert(std::endian::native == std::endian::little, "operands are little-endian: add byte swaps here");
 
-template <typename T>
-inline T load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <typename T>
-inline void store(uint8_t* p, T v) {
-  std::memcpy(p, &v, sizeof v);
-}
+using toroid::load;
+using toroid::store;
 
 template <typename F>
 struct FloatFormat;

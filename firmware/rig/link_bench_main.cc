@@ -134,28 +134,9 @@ void pin(int cpu) {
 }
 
 Result<std::unique_ptr<HostPorts>> open_end(const std::string& driver, const std::string& sock, bool server, int cpu) {
-  Personality p;
-  p.dims = Dims{{2, 1, 1}};
-  p.coord.c = {server ? 0u : 1u, 0, 0};
-  p.has_dims = p.has_coord = true;
-  p.job = "linkbench";
-  PortSpec ps;
-  ps.name = "port0";
-  ps.dir = server ? Dir::kXp : Dir::kXm;
-  ps.driver = driver;
-  const char* role = server ? "server" : "client";
-  ps.address = driver == "memif" ? std::string("role=") + role + ",socket=" + sock + ",id=0,bsize=9216"
-                                 : "path=" + sock + ",role=" + role;
-  p.ports.push_back(ps);
-  HostPortOptions o;
-  o.tag = server ? "lb-server" : "lb-client";
-  o.pool_packets = 4095;
-  o.frame_room = 9216;
-  if (cpu >= 0) o.cpu_list = std::to_string(cpu);
-  auto hp = HostPorts::open(p, o);
-  if (!hp) return hp.status();
-  if (Status st = hp.value()->start(10 * kSec); !st) return st;
-  return hp;
+  RawLinkEnd e{driver, sock, server, "linkbench", server ? "lb-server" : "lb-client", 4095, /*jumbo=*/true, ""};
+  if (cpu >= 0) e.cpu_list = std::to_string(cpu);
+  return open_raw_link_end(e);
 }
 
 // The server: echoes pings, counts streams, answers kEnd with a kResult.

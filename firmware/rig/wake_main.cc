@@ -60,27 +60,8 @@ Frame* frame_of(Packet* p) { return reinterpret_cast<Frame*>(p->data()); }
 
 Result<std::unique_ptr<HostPorts>> open_end(const std::string& driver, const std::string& sock, bool server,
                                             const std::string& cpus) {
-  Personality p;
-  p.dims = Dims{{2, 1, 1}};
-  p.coord.c = {server ? 0u : 1u, 0, 0};
-  p.has_dims = p.has_coord = true;
-  p.job = "wake";
-  PortSpec ps;
-  ps.name = "port0";
-  ps.dir = server ? Dir::kXp : Dir::kXm;
-  ps.driver = driver;
-  const char* role = server ? "server" : "client";
-  ps.address = driver == "memif" ? std::string("role=") + role + ",socket=" + sock + ",id=0"
-                                 : "path=" + sock + ",role=" + role;
-  p.ports.push_back(ps);
-  HostPortOptions o;
-  o.tag = server ? "wake-pong" : "wake-ping";
-  o.pool_packets = 1023;
-  o.cpu_list = cpus;
-  auto hp = HostPorts::open(p, o);
-  if (!hp) return hp.status();
-  if (Status st = hp.value()->start(10 * kSec); !st) return st;
-  return hp;
+  return open_raw_link_end(
+      RawLinkEnd{driver, sock, server, "wake", server ? "wake-pong" : "wake-ping", 1023, /*jumbo=*/false, cpus});
 }
 
 // The ponger: the subject. Answers pings from inside its event loop.

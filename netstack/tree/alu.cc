@@ -18,22 +18,15 @@
 // widens every loop; elsewhere it is one portable build.
 #include "netstack/tree/alu.h"
 
+#include "base/bytes.h"
+
 #include <cstring>
 
 namespace toroid {
 namespace {
 
-template <typename T>
-inline T load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <typename T>
-inline void store(uint8_t* p, T v) {
-  std::memcpy(p, &v, sizeof v);
-}
+using toroid::load;
+using toroid::store;
 
 // --- bitwise: any width -----------------------------------------------------
 
