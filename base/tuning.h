@@ -53,10 +53,12 @@ constexpr uint32_t kInjectQueue = 256;          // local packets waiting to ente
 // ---- point-to-point messages (netstack/p2p.h) -------------------------------
 constexpr uint32_t kP2pWindow = 16;             // segments in flight per destination
 constexpr uint32_t kP2pReadyCap = 256 * 1024;   // bytes of unreceived complete messages per source
+constexpr uint32_t kP2pSpareBuffers = 64;       // recycled message buffers a Messenger keeps
 
 // ---- combine and barrier networks (netstack/tree/) ---------------------------
 constexpr uint32_t kTreeWindow = 8;             // packets a node may be ahead per tree class
 constexpr uint8_t kTreeClassWorld = 1;          // class id of the world tree (root rank 0)
+constexpr uint8_t kBarrierChannelWorld = 0;     // barrier-network channel of the world communicator
 
 // ---- boot and link training ------------------------------------------------
 constexpr uint64_t kHelloIntervalNs = 200 * 1000;      // first hello resend after 200 us,

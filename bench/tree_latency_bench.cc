@@ -203,7 +203,7 @@ void BM_TreeLatency(benchmark::State& state, Kind kind, const std::string& dims_
           break;
         case Kind::kTorusTree:
           out[r] = r + 1;
-          st = node.comm().start_allreduce_sum_i64(&out[r], 1, AllreduceAlgo::kTorusTree);
+          st = node.comm().start_allreduce_sum_i64(&out[r], 1, "torus-tree");
           probe.arm([&node](Status* s) { return node.comm().test(s); });
           break;
       }

@@ -1,6 +1,12 @@
 #include "collectives/comm.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "base/rng.h"
+#include "collectives/select.h"
+#include "netstack/wire/torus_header.h"
 
 namespace toroid {
 
@@ -9,21 +15,50 @@ const CounterField kCollCountersFields[] = {
     TOROID_COUNTER(CollCounters, rx_malformed), TOROID_COUNTER(CollCounters, tx_blocked),
     TOROID_COUNTER(CollCounters, ops_started),  TOROID_COUNTER(CollCounters, ops_ok),
     TOROID_COUNTER(CollCounters, ops_failed),   TOROID_COUNTER(CollCounters, max_incoming_per_step),
+    TOROID_COUNTER(CollCounters, p2p_pool_bytes),
 };
 const int kCollCountersFieldCount = sizeof(kCollCountersFields) / sizeof(kCollCountersFields[0]);
 
-const char* allreduce_algo_name(AllreduceAlgo a) {
-  return a == AllreduceAlgo::kTorusTree ? "torus-tree" : "torus-ring";
-}
+namespace {
+constexpr uint16_t kP2pContextBit = 0x8000;  // point-to-point messages of a communicator
+constexpr uint16_t kWorldChildBase = 2;      // the world's sub-communicators: 2, 3, ...
+constexpr uint16_t kDeepChildBase = 0x1000;  // deeper ones: a hash into [0x1000, 0x7fff]
+}  // namespace
 
-Comm::Comm(NetStack& net, EventLoop& loop, const Logger& log, uint16_t context, uint64_t timeout_ns)
-    : net_(net), loop_(loop), log_(log), context_(context), timeout_ns_(timeout_ns) {
+Comm::Comm(NetStack& net, Messenger& msgr, EventLoop& loop, const Logger& log, uint16_t context,
+           uint64_t timeout_ns)
+    : net_(net), msgr_(msgr), loop_(loop), log_(log), context_(context), timeout_ns_(timeout_ns) {
   deadline_.set_callback(&Comm::on_timeout, this);
   inbox_.resize(net.port_count());
+  info_.shape = net.dims();
+  info_.size = static_cast<uint32_t>(net.dims().nodes());
+  info_.rank = static_cast<uint32_t>(toroid::rank_of(net.me(), net.dims()));
+  info_.world = true;
+}
+
+Comm::Comm(Comm& parent, const Coord& origin, const Dims& shape, uint16_t context)
+    : net_(parent.net_),
+      msgr_(parent.msgr_),
+      loop_(parent.loop_),
+      log_(parent.log_),
+      context_(context),
+      timeout_ns_(parent.timeout_ns_),
+      origin_(origin) {
+  deadline_.set_callback(&Comm::on_timeout, this);
+  info_.shape = shape;
+  info_.size = static_cast<uint32_t>(shape.nodes());
+  const Dims& w = net_.dims();
+  Coord off;
+  for (int i = 0; i < kDims; ++i) off.c[i] = (net_.me().c[i] + w.n[i] - origin.c[i]) % w.n[i];
+  info_.rank = static_cast<uint32_t>(toroid::rank_of(off, shape));
+  info_.world = shape.nodes() == w.nodes();
+  link_down_ = parent.link_down_;
+  sub_ = true;
+  loop_.add_poller(this);
 }
 
 Comm::~Comm() {
-  ring_.abort();
+  if (algo_) algo_->abort();
   for (auto& box : inbox_) {
     while (box.head) {
       Packet* p = box.head;
@@ -31,7 +66,108 @@ Comm::~Comm() {
       p->free();
     }
   }
+  for (auto& s : pool_busy_) msgr_.cancel(s.handle);
+  if (sub_) loop_.remove_poller(this);
+  loop_.timers().cancel(deadline_);
 }
+
+void Comm::set_tree(CombineEngine* engine, uint8_t tree_class) {
+  tree_ = engine;
+  tree_class_ = tree_class;
+  info_.has_tree = engine != nullptr;
+}
+
+void Comm::set_barrier(BarrierNet* net, uint8_t channel) {
+  barrier_ = net;
+  barrier_channel_ = channel;
+  info_.has_barrier = net != nullptr;
+}
+
+// ---- naming ----
+
+Coord Comm::coord_of(uint32_t rank) const { return toroid::coord_of(rank, info_.shape); }
+
+Coord Comm::world_coord_of(uint32_t rank) const {
+  const Coord off = coord_of(rank);
+  const Dims& w = net_.dims();
+  Coord c;
+  for (int i = 0; i < kDims; ++i) c.c[i] = (origin_.c[i] + off.c[i]) % w.n[i];
+  return c;
+}
+
+uint32_t Comm::world_rank_of(uint32_t rank) const {
+  return static_cast<uint32_t>(toroid::rank_of(world_coord_of(rank), net_.dims()));
+}
+
+int64_t Comm::rank_of_world(const Coord& world) const {
+  const Dims& w = net_.dims();
+  Coord off;
+  for (int i = 0; i < kDims; ++i) {
+    off.c[i] = (world.c[i] + w.n[i] - origin_.c[i]) % w.n[i];
+    if (off.c[i] >= info_.shape.n[i]) return -1;
+  }
+  return static_cast<int64_t>(toroid::rank_of(off, info_.shape));
+}
+
+// ---- sub-communicators ----
+
+Result<std::unique_ptr<Comm>> Comm::make_sub(const Coord& origin, const Dims& shape) {
+  const uint16_t serial = children_++;
+  uint16_t ctx;
+  if (context_ < kWorldChildBase && info_.world) {
+    if (serial >= kDeepChildBase - kWorldChildBase)
+      return error(Code::kOutOfRange, "too many sub-communicators of the world (%u)", serial);
+    ctx = static_cast<uint16_t>(kWorldChildBase + serial);
+  } else {
+    const uint64_t h = mix64((static_cast<uint64_t>(context_) << 16 | serial) * 0x9e3779b97f4a7c15ull);
+    ctx = static_cast<uint16_t>(kDeepChildBase + h % (kP2pContextBit - kDeepChildBase));
+  }
+  const int64_t me = rank_of_world(net_.me());
+  // Box membership is in this communicator's coordinates.
+  const Coord mine = coord_of(static_cast<uint32_t>(me));
+  for (int i = 0; i < kDims; ++i)
+    if (mine.c[i] < origin.c[i] || mine.c[i] >= origin.c[i] + shape.n[i]) return std::unique_ptr<Comm>();
+  Coord world_origin;
+  const Dims& w = net_.dims();
+  for (int i = 0; i < kDims; ++i)
+    world_origin.c[i] = (origin_.c[i] + origin.c[i]) % w.n[i];
+  std::unique_ptr<Comm> sub(new Comm(*this, world_origin, shape, ctx));
+  return sub;
+}
+
+Result<std::unique_ptr<Comm>> Comm::split_line(int dim) {
+  if (dim < 0 || dim >= kDims) return error(Code::kInvalid, "split_line: dimension %d is not 0, 1 or 2", dim);
+  const Coord me = coord();
+  Coord origin = me;
+  origin.c[dim] = 0;
+  Dims shape;
+  shape.n[dim] = info_.shape.n[dim];
+  return make_sub(origin, shape);
+}
+
+Result<std::unique_ptr<Comm>> Comm::split_plane(int a, int b) {
+  if (a < 0 || a >= kDims || b < 0 || b >= kDims || a == b)
+    return error(Code::kInvalid, "split_plane: dimensions %d and %d are not two of 0, 1, 2", a, b);
+  const Coord me = coord();
+  Coord origin = me;
+  origin.c[a] = 0;
+  origin.c[b] = 0;
+  Dims shape;
+  shape.n[a] = info_.shape.n[a];
+  shape.n[b] = info_.shape.n[b];
+  return make_sub(origin, shape);
+}
+
+Result<std::unique_ptr<Comm>> Comm::split_box(const Coord& origin, const Dims& shape) {
+  for (int i = 0; i < kDims; ++i) {
+    if (shape.n[i] == 0 || origin.c[i] + shape.n[i] > info_.shape.n[i])
+      return error(Code::kInvalid, "split_box: box at %s of shape %s does not fit in %s", origin.to_string().c_str(),
+                   shape.to_string().c_str(), info_.shape.to_string().c_str());
+  }
+  return make_sub(origin, shape);
+}
+
+// ---- packets (world algorithms) ----
 
 void Comm::on_packet(uint16_t port, Packet* p) {
   if (port >= inbox_.size()) inbox_.resize(port + 1);
@@ -58,38 +194,111 @@ void Comm::on_link_down(uint16_t port, const Status& why) {
   (void)port;
   if (link_down_.is_ok()) link_down_ = why;
   if (!active_) return;
-  ring_.abort();
-  ttree_.abort();
-  finish(error(why.code(), "%s (operation %u): %s", what_, tag_, why.message().c_str()));
+  if (algo_) algo_->abort();
+  finish(error(why.code(), "%s (operation %u): %s", algo_name_.c_str(), tag_, why.message().c_str()));
 }
 
-Status Comm::begin(const char* what) {
-  if (!link_down_.is_ok()) return error(link_down_.code(), "%s: %s", what, link_down_.message().c_str());
-  if (active_) return error(Code::kBusy, "%s: operation %u (%s) is still in flight", what, tag_, what_);
+// ---- messages (point-to-point algorithms) ----
+
+Result<uint32_t> Comm::send_msg(uint32_t peer, const void* data, size_t len) {
+  if (peer >= info_.size) return error(Code::kInternal, "message to rank %u of a %u-node communicator", peer, info_.size);
+  if (len > UINT32_MAX) return error(Code::kOutOfRange, "message of %zu bytes is too large", len);
+  return msgr_.send(world_coord_of(peer), context_, data, static_cast<uint32_t>(len), false,
+                    static_cast<uint16_t>(tag_));
+}
+
+Result<bool> Comm::recv_msg(uint32_t peer, Messenger::Message* out) {
+  if (!msgr_.recv(world_coord_of(peer), context_, out)) return false;
+  if (out->tag != static_cast<uint16_t>(tag_))
+    return error(Code::kInvalid, "a message of operation %u from rank %u arrived during operation %u (%s)", out->tag,
+                 peer, tag_ & 0xffff, algo_name_.c_str());
+  return true;
+}
+
+// ---- collectives ----
+
+Status Comm::prepare(CollArgs& a, const std::string& want, const AlgoInfo** info) {
+  const char* kind = coll_kind_name(a.kind);
+  if (static_cast<int>(a.kind) >= kCollKinds) return error(Code::kInvalid, "unknown collective %d", int(a.kind));
+  if (coll_reduces(a.kind) && a.dtype != DType::kAluWord) {
+    if (Status st = check_rop(a.dtype, a.op); !st) return error(Code::kInvalid, "%s: %s", kind, st.message().c_str());
+    a.red = make_reducer(a.dtype, a.op);
+  }
+  if (a.dtype == DType::kAluWord) {
+    if (a.kind != CollKind::kAllreduce || a.red.fn || a.red.esize == 0)
+      return error(Code::kInvalid, "%s: raw ALU operands are for allreduce with an ALU reducer", kind);
+    a.esize = a.red.esize;
+  } else {
+    if (static_cast<int>(a.dtype) >= kUserDTypes) return error(Code::kInvalid, "%s: unknown datatype", kind);
+    a.esize = coll_reduces(a.kind) ? elem_size(a.dtype, a.op) : dtype_size(a.dtype);
+  }
+  if (a.root >= info_.size && (a.kind == CollKind::kReduce || a.kind == CollKind::kBcast ||
+                               a.kind == CollKind::kGather || a.kind == CollKind::kScatter))
+    return error(Code::kInvalid, "%s: root %u is not a rank of this %u-node communicator", kind, a.root, info_.size);
+  const bool root = info_.rank == a.root;
+  const bool needs_recv = a.count > 0 && a.kind != CollKind::kBarrier &&
+                          !((a.kind == CollKind::kReduce || a.kind == CollKind::kGather) && !root);
+  if (needs_recv && !a.recv) return error(Code::kInvalid, "%s: no receive buffer for %llu elements", kind,
+                                          static_cast<unsigned long long>(a.count));
+  if (a.repro == Repro::kExact && coll_reduces(a.kind) && dtype_is_float(a.dtype)) {
+    if (a.op == ROp::kProd) return error(Code::kUnsupported, "%s: exact mode covers sum, min and max, not prod", kind);
+    if (a.op == ROp::kSum && a.kind != CollKind::kAllreduce)
+      return error(Code::kUnsupported, "%s: exact float sum is implemented for allreduce only", kind);
+  }
+  std::string name = want;
+  if (name.empty()) {
+    std::string env = std::string("TOROID_ALGO_") + kind;
+    for (char& ch : env) ch = ch == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (const char* e = std::getenv(env.c_str()); e && *e) name = e;
+  }
+  if (!name.empty()) {
+    const AlgoInfo* found = find_algo(a.kind, name);
+    if (!found)
+      return error(Code::kInvalid, "%s: unknown algorithm '%s' (known: %s)", kind, name.c_str(),
+                   algo_names(a.kind).c_str());
+    const std::string why = algo_unusable(*found, info_, a);
+    if (!why.empty()) return error(Code::kUnsupported, "%s %s: not applicable: %s", kind, name.c_str(), why.c_str());
+    *info = found;
+    return Status::ok();
+  }
+  auto chosen = select_algo(info_, a);
+  if (!chosen) return chosen.status();
+  *info = *chosen;
+  return Status::ok();
+}
+
+Status Comm::start(const CollArgs& args_in, const std::string& algo) {
+  reclaim_sends();
+  CollArgs a = args_in;
+  const char* kind = coll_kind_name(a.kind);
+  if (!link_down_.is_ok()) return error(link_down_.code(), "%s: %s", kind, link_down_.message().c_str());
+  if (!msgr_.status()) return error(msgr_.status().code(), "%s: %s", kind, msgr_.status().message().c_str());
+  if (active_) return error(Code::kBusy, "%s: operation %u (%s) is still in flight", kind, tag_, algo_name_.c_str());
+  const AlgoInfo* info = nullptr;
+  if (Status st = prepare(a, algo, &info); !st) return st;
+  const bool exact = a.repro == Repro::kExact && a.kind == CollKind::kAllreduce && dtype_is_float(a.dtype) &&
+                     a.op == ROp::kSum;
+  if (exact) {
+    algo_ = make_exact_sum(*info);
+    if (!algo_) return error(Code::kUnsupported, "%s: exact mode is not available", kind);
+    algo_name_ = std::string(info->name) + " (exact)";
+  } else {
+    if (algo_info_ != info || !algo_) algo_ = info->make();  // reuse the object between operations
+    algo_name_ = info->name;
+  }
+  algo_info_ = exact ? nullptr : info;
   ++tag_;
   active_ = true;
   finished_ = false;
-  what_ = what;
   result_ = Status::ok();
   ++ctr_.ops_started;
   loop_.timers().arm(deadline_, loop_.now() + timeout_ns_);
-  return Status::ok();
-}
-
-Status Comm::start_allreduce_sum_i64(int64_t* data, uint32_t count, AllreduceAlgo algo) {
-  Status st = begin("allreduce");
-  if (!st) return st;
-  algo_ = algo;
-  if (algo == AllreduceAlgo::kTorusTree) ttree_.start(this, tree_, tree_class_, data, count);
-  else ring_.start(this, data, count);
-  return Status::ok();
-}
-
-Status Comm::start_barrier() {
-  Status st = begin("barrier");
-  if (!st) return st;
-  algo_ = AllreduceAlgo::kTorusRing;
-  ring_.start(this, nullptr, 0);
+  Status st = algo_->start(*this, a);
+  if (!st) {
+    finish(st);
+    return st;
+  }
+  if (algo_->done()) finish(algo_->status());
   return Status::ok();
 }
 
@@ -108,16 +317,78 @@ bool Comm::test(Status* result) {
   return true;
 }
 
+Status Comm::wait() {
+  if (!active_ && !finished_) return error(Code::kInvalid, "wait: no operation was started");
+  Status st = loop_.run_until([this] { return !active_; }, timeout_ns_ + timeout_ns_ / 4, algo_name_.c_str());
+  if (!st) return st;
+  return result_;
+}
+
+Status Comm::run(const CollArgs& args, const std::string& algo) {
+  if (Status st = start(args, algo); !st) return st;
+  return wait();
+}
+
+Status Comm::allreduce(const void* send, void* recv, uint64_t count, DType t, ROp op, Repro r) {
+  CollArgs a;
+  a.kind = CollKind::kAllreduce;
+  a.send = send;
+  a.recv = recv;
+  a.count = count;
+  a.dtype = t;
+  a.op = op;
+  a.repro = r;
+  return run(a);
+}
+
+Status Comm::bcast(void* buf, uint64_t count, DType t, uint32_t root) {
+  CollArgs a;
+  a.kind = CollKind::kBcast;
+  a.recv = buf;
+  a.count = count;
+  a.dtype = t;
+  a.root = root;
+  return run(a);
+}
+
+Status Comm::barrier() {
+  CollArgs a;
+  a.kind = CollKind::kBarrier;
+  return run(a);
+}
+
+Status Comm::start_allreduce_sum_i64(int64_t* data, uint64_t count, const std::string& algo) {
+  CollArgs a;
+  a.kind = CollKind::kAllreduce;
+  a.recv = data;
+  a.count = count;
+  a.dtype = DType::kInt64;
+  a.op = ROp::kSum;
+  return start(a, algo);
+}
+
+Status Comm::start_barrier(const std::string& algo) {
+  CollArgs a;
+  a.kind = CollKind::kBarrier;
+  return start(a, algo);
+}
+
 bool Comm::poll() {
+  bool moved = false;
+  if (!pool_busy_.empty()) reclaim_sends();
   if (!active_) return false;
-  if (algo_ == AllreduceAlgo::kTorusTree) {
-    const bool moved = ttree_.progress();
-    ctr_.max_incoming_per_step = std::max<uint64_t>(ctr_.max_incoming_per_step, ttree_.max_incoming());
-    if (ttree_.done()) finish(ttree_.status());
-    return moved;
+  if (!msgr_.status() && link_down_.is_ok()) link_down_ = msgr_.status();
+  if (!link_down_.is_ok()) {
+    algo_->abort();
+    finish(error(link_down_.code(), "%s (operation %u): %s", algo_name_.c_str(), tag_,
+                 link_down_.message().c_str()));
+    return true;
   }
-  const bool moved = ring_.progress();
-  if (ring_.done()) finish(ring_.status());
+  moved |= algo_->progress();
+  if (algo_->done()) {
+    finish(algo_->status());
+    moved = true;
+  }
   return moved;
 }
 
@@ -125,12 +396,64 @@ void Comm::on_timeout(void* self) {
   auto* c = static_cast<Comm*>(self);
   if (!c->active_) return;
   char dur[32];
-  std::string waiting =
-      c->algo_ == AllreduceAlgo::kTorusTree ? c->ttree_.waiting_for() : c->ring_.waiting_for();
-  c->ring_.abort();
-  c->ttree_.abort();
-  c->finish(error(Code::kTimeout, "%s (operation %u) did not finish within %s; waiting for %s", c->what_, c->tag_,
-                  format_duration(c->timeout_ns_, dur, sizeof dur), waiting.c_str()));
+  const std::string waiting = c->algo_->waiting_for();
+  c->algo_->abort();
+  c->finish(error(Code::kTimeout, "%s %s (operation %u) did not finish within %s; waiting for %s",
+                  c->algo_name_.c_str(), "collective", c->tag_, format_duration(c->timeout_ns_, dur, sizeof dur),
+                  waiting.c_str()));
+}
+
+// ---- point-to-point ----
+
+void Comm::reclaim_sends() {
+  for (size_t i = 0; i < pool_busy_.size();) {
+    if (!msgr_.send_done(pool_busy_[i].handle)) {
+      ++i;
+      continue;
+    }
+    ctr_.p2p_pool_bytes -= pool_busy_[i].buf.capacity();
+    pool_free_.push_back(std::move(pool_busy_[i].buf));
+    pool_busy_[i] = std::move(pool_busy_.back());
+    pool_busy_.pop_back();
+  }
+}
+
+Status Comm::send(uint32_t dst, const void* data, size_t len) {
+  reclaim_sends();
+  if (dst >= info_.size) return error(Code::kInvalid, "send: rank %u is not in this %u-node communicator", dst, info_.size);
+  if (len > UINT32_MAX) return error(Code::kOutOfRange, "send: %zu bytes is too large for one message", len);
+  std::vector<uint8_t> buf;
+  for (size_t i = 0; i < pool_free_.size(); ++i) {
+    if (pool_free_[i].capacity() < len) continue;
+    buf = std::move(pool_free_[i]);
+    pool_free_[i] = std::move(pool_free_.back());
+    pool_free_.pop_back();
+    break;
+  }
+  buf.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + len);
+  auto h = msgr_.send(world_coord_of(dst), context_ | kP2pContextBit, buf.data(), static_cast<uint32_t>(len));
+  if (!h) return h.status();
+  ctr_.p2p_pool_bytes += buf.capacity();
+  pool_busy_.push_back(PooledSend{*h, std::move(buf)});
+  return Status::ok();
+}
+
+bool Comm::try_recv(uint32_t src, std::vector<uint8_t>* out) {
+  reclaim_sends();
+  if (src >= info_.size) return false;
+  Messenger::Message m;
+  if (!msgr_.recv(world_coord_of(src), context_ | kP2pContextBit, &m)) return false;
+  *out = std::move(m.data);
+  return true;
+}
+
+Status Comm::recv(uint32_t src, std::vector<uint8_t>* out) {
+  if (src >= info_.size) return error(Code::kInvalid, "recv: rank %u is not in this %u-node communicator", src, info_.size);
+  bool got = false;
+  Status st = loop_.run_until([&] { return (got = try_recv(src, out)) || !msgr_.status(); }, timeout_ns_, "recv");
+  if (!st) return st;
+  if (!got) return msgr_.status();
+  return Status::ok();
 }
 
 }  // namespace toroid

@@ -1,32 +1,43 @@
-// Communicator (first slice): the world communicator over the torus, with a
-// context id and an operation sequence number per operation that becomes the
-// tag of every packet of that operation (seed 002: no user tags; a node that
-// runs ahead cannot confuse two operations). Packets arrive in per-port
-// inboxes and wait there until the operation they belong to consumes them.
+// Communicator (seed 002): a group of nodes named by torus coordinates and by
+// a linear rank, with its own context. The world communicator spans the
+// partition; split_line/plane/box make sub-communicators, each with its own
+// context, so their operations never meet another communicator's messages.
 //
-// Operations are non-blocking: start_*() returns at once, poll() (the node's
-// event loop) makes progress, test() reports completion. Every operation has
-// a deadline; when it passes the operation fails with a message that says
-// what it was still waiting for.
+// Every collective takes the next operation sequence number of its
+// communicator as the tag of all its packets and messages (no user tags; a
+// node that runs ahead cannot confuse two operations). One collective runs
+// at a time per communicator; collectives on different communicators run
+// concurrently. Operations are non-blocking: start() returns at once, the
+// node's event loop makes progress (every communicator is a Poller), test()
+// reports completion; wait() and the blocking wrappers drive the loop
+// themselves. Every operation has a deadline; when it passes the operation
+// fails with a message that says what it still waited for. A link going down
+// fails the operation in flight and every later one.
+//
+// Point-to-point (seed 002): send() copies the data into a pooled buffer,
+// starts a non-blocking send and returns at once; every library call
+// reclaims the pooled buffers of finished sends. recv() names only the
+// source; messages of one pair arrive in order.
+//
+// Algorithms are chosen by the selector (collectives/select.h) unless the
+// caller names one (argument, or TOROID_ALGO_<KIND> in the environment, e.g.
+// TOROID_ALGO_ALLREDUCE=ring).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/event_loop.h"
 #include "base/log.h"
-#include "collectives/allreduce_torus_ring.h"
-#include "collectives/allreduce_torus_tree.h"
+#include "collectives/coll.h"
 #include "netstack/netstack.h"
+#include "netstack/p2p.h"
 
 namespace toroid {
 
-// Allreduce algorithms of this communicator.
-enum class AllreduceAlgo : uint8_t {
-  kTorusRing,  // dimension-ordered ring shift-and-add (allreduce_torus_ring.h)
-  kTorusTree,  // seed 004 C: torus reduce to the middle, tree broadcast
-};
-const char* allreduce_algo_name(AllreduceAlgo a);
+class BarrierNet;
+class CombineEngine;
 
 struct CollCounters {
   uint64_t rx_packets = 0;
@@ -37,44 +48,102 @@ struct CollCounters {
   uint64_t ops_ok = 0;
   uint64_t ops_failed = 0;
   uint64_t max_incoming_per_step = 0;  // torus-tree: most packets combined for one chunk
+  uint64_t p2p_pool_bytes = 0;         // pooled send buffers held (point-to-point)
 };
 extern const CounterField kCollCountersFields[];
 extern const int kCollCountersFieldCount;
 
 class Comm final : public PacketHandler, public LinkDownListener, public Poller {
  public:
-  Comm(NetStack& net, EventLoop& loop, const Logger& log, uint16_t context, uint64_t timeout_ns);
+  // The world communicator (the node registers it for kCollective packets).
+  Comm(NetStack& net, Messenger& msgr, EventLoop& loop, const Logger& log, uint16_t context, uint64_t timeout_ns);
   ~Comm() override;
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
 
-  // The combine tree that tree-based algorithms use (may be left unset).
-  void set_tree(CombineEngine* engine, uint8_t tree_class) {
-    tree_ = engine;
-    tree_class_ = tree_class;
-  }
-  // In-place SUM allreduce of count int64 values (count may be 0).
-  Status start_allreduce_sum_i64(int64_t* data, uint32_t count, AllreduceAlgo algo = AllreduceAlgo::kTorusRing);
-  // Nobody leaves before everyone has arrived: an allreduce of nothing.
-  Status start_barrier();
+  // The combine tree and barrier channel spanning this communicator (world only).
+  void set_tree(CombineEngine* engine, uint8_t tree_class);
+  void set_barrier(BarrierNet* net, uint8_t channel);
+
+  // ---- sub-communicators: collective over this communicator (every member
+  // calls them in the same order, so contexts agree without messages) ----
+  // The line through this node along dim (0..2).
+  Result<std::unique_ptr<Comm>> split_line(int dim);
+  // The plane through this node spanned by dims a and b.
+  Result<std::unique_ptr<Comm>> split_plane(int dim_a, int dim_b);
+  // The box [origin, origin + shape) in this communicator's coordinates;
+  // nodes outside it get nullptr (and must still call).
+  Result<std::unique_ptr<Comm>> split_box(const Coord& origin, const Dims& shape);
+
+  // ---- naming ----
+  uint32_t rank() const { return info_.rank; }
+  uint32_t size() const { return info_.size; }
+  const Dims& shape() const { return info_.shape; }
+  const CommInfo& info() const { return info_; }
+  Coord coord() const { return coord_of(info_.rank); }      // in this communicator
+  Coord coord_of(uint32_t rank) const;                       // in this communicator
+  Coord world_coord_of(uint32_t rank) const;                 // in the partition
+  uint32_t world_rank_of(uint32_t rank) const;
+  // This communicator's rank of a partition coordinate; -1 if not a member.
+  int64_t rank_of_world(const Coord& world) const;
+
+  // ---- collectives ----
+  // algo: "" = the selector's choice (or TOROID_ALGO_<KIND>).
+  Status start(const CollArgs& args, const std::string& algo = "");
   bool in_flight() const { return active_; }
   // True once the operation has finished; *result is its status.
   bool test(Status* result);
+  // Drive the event loop until the operation finishes (bounded by its deadline).
+  Status wait();
+  Status run(const CollArgs& args, const std::string& algo = "");  // start + wait
+  const std::string& algo() const { return algo_name_; }            // of the current/last operation
+  CollAlgo* active_algo() { return algo_.get(); }
 
-  bool poll() override;
-  void on_packet(uint16_t port, Packet* p) override;
-  // A collective needs every link of the partition: any link down fails the
-  // operation in flight (and every later one) with that status.
-  void on_link_down(uint16_t port, const Status& why) override;
+  // Blocking wrappers (MPI-like; nullptr send = in place).
+  Status allreduce(const void* send, void* recv, uint64_t count, DType t, ROp op, Repro r = Repro::kNone);
+  Status bcast(void* buf, uint64_t count, DType t, uint32_t root);
+  Status barrier();
+  // Non-blocking shorthands kept for the bench job and older tests.
+  Status start_allreduce_sum_i64(int64_t* data, uint64_t count, const std::string& algo = "");
+  Status start_barrier(const std::string& algo = "");
 
-  // For algorithms: the oldest packet waiting on a port, and taking it.
+  // ---- point-to-point ----
+  Status send(uint32_t dst, const void* data, size_t len);
+  // The next message from src, if one is complete.
+  bool try_recv(uint32_t src, std::vector<uint8_t>* out);
+  Status recv(uint32_t src, std::vector<uint8_t>* out);  // blocking, bounded by the deadline
+  uint32_t sends_in_flight() const { return static_cast<uint32_t>(pool_busy_.size()); }
+
+  // ---- for algorithms ----
+  NetStack& net() { return net_; }
+  Messenger& msgr() { return msgr_; }
+  EventLoop& loop() { return loop_; }
+  const Logger& log() const { return log_; }
+  uint16_t context() const { return context_; }
+  uint32_t tag() const { return tag_; }
+  uint32_t advance_tag() { return ++tag_; }  // a fresh sequence number inside one operation
+  CombineEngine* tree() { return tree_; }
+  uint8_t tree_class() const { return tree_class_; }
+  BarrierNet* barrier_net() { return barrier_; }
+  uint8_t barrier_channel() const { return barrier_channel_; }
+  CollCounters& counters() { return ctr_; }
+  const CollCounters& counters() const { return ctr_; }
+  // Messages of this communicator's collectives (tagged with tag()).
+  Result<uint32_t> send_msg(uint32_t peer, const void* data, size_t len);
+  bool send_done(uint32_t handle) const { return msgr_.send_done(handle); }
+  void cancel_send(uint32_t handle) { msgr_.cancel(handle); }
+  // true: *out is the next message from peer; false: none yet; an error when
+  // it belongs to another operation.
+  Result<bool> recv_msg(uint32_t peer, Messenger::Message* out);
+  void recycle(std::vector<uint8_t>&& buf) { msgr_.recycle(std::move(buf)); }
+  // Per-port inboxes of kCollective packets (world communicator).
   Packet* inbox_head(uint16_t port) const { return port < inbox_.size() ? inbox_[port].head : nullptr; }
   Packet* inbox_pop(uint16_t port);
   uint32_t inbox_size(uint16_t port) const { return port < inbox_.size() ? inbox_[port].count : 0; }
 
-  NetStack& net() { return net_; }
-  uint16_t context() const { return context_; }
-  uint32_t tag() const { return tag_; }
-  CollCounters& counters() { return ctr_; }
-  const CollCounters& counters() const { return ctr_; }
+  bool poll() override;
+  void on_packet(uint16_t port, Packet* p) override;
+  void on_link_down(uint16_t port, const Status& why) override;
 
  private:
   struct Inbox {
@@ -82,28 +151,44 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
     Packet* tail = nullptr;
     uint32_t count = 0;
   };
-  Status begin(const char* what);
+  struct PooledSend {
+    uint32_t handle;
+    std::vector<uint8_t> buf;
+  };
+  // A sub-communicator of parent over the box [origin, origin+shape) (world coordinates).
+  Comm(Comm& parent, const Coord& origin, const Dims& shape, uint16_t context);
+  Result<std::unique_ptr<Comm>> make_sub(const Coord& origin, const Dims& shape);
+  Status prepare(CollArgs& args, const std::string& want, const AlgoInfo** info);
   void finish(Status st);
+  void reclaim_sends();
   static void on_timeout(void* self);
 
   NetStack& net_;
+  Messenger& msgr_;
   EventLoop& loop_;
   const Logger& log_;
   uint16_t context_;
   uint64_t timeout_ns_;
-  uint32_t tag_ = 0;        // sequence number of the current/last operation
+  Coord origin_;  // world coordinate of this communicator's rank 0
+  CommInfo info_;
+  uint16_t children_ = 0;  // sub-communicators made so far
+  bool sub_ = false;       // registered itself with the loop
+  uint32_t tag_ = 0;
   bool active_ = false;
   bool finished_ = false;
-  const char* what_ = "";
+  std::string algo_name_;
   Status result_;
   Status link_down_;
   Timer deadline_;
   std::vector<Inbox> inbox_;
-  TorusRingAllreduce ring_;
-  TorusTreeAllreduce ttree_;
-  AllreduceAlgo algo_ = AllreduceAlgo::kTorusRing;
+  std::unique_ptr<CollAlgo> algo_;
+  const AlgoInfo* algo_info_ = nullptr;
   CombineEngine* tree_ = nullptr;
   uint8_t tree_class_ = 0;
+  BarrierNet* barrier_ = nullptr;
+  uint8_t barrier_channel_ = 0;
+  std::vector<PooledSend> pool_busy_;
+  std::vector<std::vector<uint8_t>> pool_free_;
   CollCounters ctr_;
 };
 

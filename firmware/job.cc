@@ -1,6 +1,7 @@
 #include "firmware/job.h"
 
 #include "firmware/jobs/bench_job.h"
+#include "firmware/jobs/coll_job.h"
 #include "firmware/jobs/selftest_job.h"
 #include "firmware/jobs/traffic_job.h"
 #include "firmware/jobs/train_job.h"
@@ -16,10 +17,10 @@ const char* verdict_name(CaseVerdict v) {
   return "?";
 }
 
-const char* known_jobs() { return "selftest, traffic, train, bench"; }
+const char* known_jobs() { return "selftest, coll, traffic, train, bench"; }
 
 bool is_known_job(const std::string& name) {
-  return name == "selftest" || name == "traffic" || name == "train" || name == "bench";
+  return name == "selftest" || name == "coll" || name == "traffic" || name == "train" || name == "bench";
 }
 
 Result<std::unique_ptr<Job>> make_job(const JobContext& ctx) {
@@ -35,8 +36,17 @@ Result<std::unique_ptr<Job>> make_job(const JobContext& ctx) {
     if (!spec) return spec.status();
     return std::unique_ptr<Job>(std::make_unique<BenchJob>(ctx, *spec));
   }
-  if (name == "selftest") job = std::make_unique<SelftestJob>(ctx);
-  else if (name == "train") job = std::make_unique<TrainJob>();
+  if (name == "coll") {
+    auto spec = parse_coll_args(ctx.personality.job_args);
+    if (!spec) return spec.status();
+    return std::unique_ptr<Job>(std::make_unique<CollJob>(ctx, *spec));
+  }
+  if (name == "selftest") {
+    auto spec = parse_selftest_args(ctx.personality.job_args);
+    if (!spec) return spec.status();
+    return std::unique_ptr<Job>(std::make_unique<SelftestJob>(ctx, *spec));
+  }
+  if (name == "train") job = std::make_unique<TrainJob>();
   else return error(Code::kInvalid, "unknown job '%s' (known: %s)", name.c_str(), known_jobs());
   if (!ctx.personality.job_args.empty())
     return error(Code::kInvalid, "job %s takes no arguments (got '%s')", name.c_str(),

@@ -28,15 +28,15 @@ Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std
   const uint64_t boot_id = mix64(p_.seed ^ mix64(rank_of(p_.coord, p_.dims)));
   trainer_ = std::make_unique<LinkTrainer>(*net_, loop_, log_, p_, boot_id, opt_.train_timeout_ns);
   net_->set_hello_handler(trainer_.get());
-  comm_ = std::make_unique<Comm>(*net_, loop_, log_, /*context=*/1, opt_.coll_timeout_ns);
-  net_->set_handler(wire::PacketType::kCollective, comm_.get());
   net_->add_link_down_listener(&watch_);
-  net_->add_link_down_listener(comm_.get());
   // Registered before boot: a faster neighbour's messages may arrive while
   // this node still trains its other links.
   msgr_ = std::make_unique<Messenger>(*net_);
   net_->set_handler(wire::PacketType::kP2P, msgr_.get());
   net_->add_link_down_listener(msgr_.get());
+  comm_ = std::make_unique<Comm>(*net_, *msgr_, loop_, log_, /*context=*/1, opt_.coll_timeout_ns);
+  net_->set_handler(wire::PacketType::kCollective, comm_.get());
+  net_->add_link_down_listener(comm_.get());
   // The combine and barrier networks on the world tree, rooted at rank 0.
   combine_ = std::make_unique<CombineEngine>(*net_, loop_, opt_.coll_timeout_ns);
   barrier_ = std::make_unique<BarrierNet>(*net_, loop_, opt_.coll_timeout_ns);
@@ -49,7 +49,10 @@ Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std
     setup_status_ = combine_->add_tree(tuning::kTreeClassWorld, world);
     if (setup_status_) setup_status_ = barrier_->set_tree(tuning::kTreeClassWorld, world);
     // Tree-based collectives (torus-tree allreduce) use the world tree.
-    if (setup_status_) comm_->set_tree(combine_.get(), tuning::kTreeClassWorld);
+    if (setup_status_) {
+      comm_->set_tree(combine_.get(), tuning::kTreeClassWorld);
+      comm_->set_barrier(barrier_.get(), tuning::kBarrierChannelWorld);
+    }
   }
   loop_.add_poller(net_.get());
   loop_.add_poller(comm_.get());

@@ -8,6 +8,8 @@
 #include "base/log.h"
 #include "firmware/job.h"
 #include "firmware/jobs/bench_job.h"
+#include "firmware/jobs/coll_job.h"
+#include "firmware/jobs/selftest_job.h"
 #include "firmware/jobs/traffic_job.h"
 #include "firmware/sim_rig.h"
 
@@ -25,7 +27,7 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --dims XxYxZ          partition shape, each size 1..256 (required)\n"
-    "  --job JOB             selftest | traffic | train | bench (required)\n"
+    "  --job JOB             selftest | coll | traffic | train | bench (required)\n"
     "  --seed N              seed for faults and test data (default 1)\n"
     "  --faults SPEC         comma list of faults (default none):\n"
     "                          drop=P corrupt=P dup=P reorder=P  probabilities 0..1\n"
@@ -40,6 +42,9 @@ const char kUsage[] =
     "                        miswired cable; link training must catch it); repeatable\n"
     "  --time-limit D        virtual time limit (default 10s)\n"
     "  --job-timeout D       a job's own deadline (default 1s virtual)\n"
+    "\n"
+    "self-test job (--job selftest):\n"
+    "  --level full|quick    quick: no datatype x op sweep, no 1 MiB cases (default full)\n"
     "\n"
     "traffic job (--job traffic):\n"
     "  --pattern P           uniform | transpose | bitcomp | neighbor | alltoall | ring\n"
@@ -94,6 +99,8 @@ int main(int argc, char** argv) {
     };
     if (arg == "--help" || arg == "-h") {
       fputs(kUsage, stdout);
+      fputs("\n", stdout);
+      fputs(coll_job_usage(), stdout);
       return 0;
     } else if ((arg == "--quiet" || arg == "--no-dateline") && inline_val) {
       return usage_error("option %s takes no value", arg);
@@ -102,7 +109,13 @@ int main(int argc, char** argv) {
       opt.progress = false;
     } else if (arg == "--no-dateline") {
       opt.dateline = Dateline::kOff;
-    } else if (arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing" ||
+    } else if (arg == "--in-place" && !inline_val) {
+      opt.job_args["in-place"] = "yes";
+    } else if (is_coll_option(arg)) {
+      std::string v;
+      if (!need(&v)) return usage_error("option %s needs a value", arg);
+      opt.job_args[arg.substr(2)] = v;
+    } else if (arg == "--level" || arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing" ||
                arg == "--colls" || arg == "--algos" || arg == "--sizes" || arg == "--reps") {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
@@ -172,8 +185,14 @@ int main(int argc, char** argv) {
   } else if (opt.job == "bench") {
     auto spec = parse_bench_args(opt.job_args);
     if (!spec) return usage_error("%s", spec.status().message());
+  } else if (opt.job == "selftest") {
+    auto spec = parse_selftest_args(opt.job_args);
+    if (!spec) return usage_error("%s", spec.status().message());
+  } else if (opt.job == "coll") {
+    auto spec = parse_coll_args(opt.job_args);
+    if (!spec) return usage_error("%s", spec.status().message());
   } else if (!opt.job_args.empty()) {
-    return usage_error("%s", "--" + opt.job_args.begin()->first + " is an option of --job traffic or bench");
+    return usage_error("%s", "--" + opt.job_args.begin()->first + " is an option of --job coll, traffic or bench");
   }
   auto plan = parse_fault_plan(faults_spec, opt.dims);
   if (!plan) return usage_error("%s", plan.status().message());

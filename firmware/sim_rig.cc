@@ -228,14 +228,14 @@ int SimRig::report(const SimSummary& s) const {
   printf("\n%s on sim %s (%u nodes), seed %lu, faults %s\n", opt_.job.c_str(), opt_.dims.to_string().c_str(), s.nodes,
          static_cast<unsigned long>(opt_.seed), opt_.faults.to_string().c_str());
   if (!rows.empty()) {
-    printf("%-11s %-12s %-20s %-6s %-11s %s\n", "collective", "algorithm", "case", "result", "nodes", "time (max)");
+    printf("%-14s %-18s %-34s %-6s %-11s %s\n", "collective", "algorithm", "case", "result", "nodes", "time (max)");
     uint32_t cases_ok = 0;
     for (const auto& r : rows) {
       const bool ok = r.fail == 0 && r.pass + r.skip == s.nodes;
       cases_ok += ok;
       char nodes[32], dur[32];
       snprintf(nodes, sizeof nodes, "%u/%u", r.pass, s.nodes);
-      printf("%-11s %-12s %-20s %-6s %-11s %s%s%s\n", r.coll.c_str(), r.algo.c_str(), r.name.c_str(),
+      printf("%-14s %-18s %-34s %-6s %-11s %s%s%s\n", r.coll.c_str(), r.algo.c_str(), r.name.c_str(),
              ok ? (r.pass ? "PASS" : "SKIP") : "FAIL", nodes, format_duration(r.max_ns, dur, sizeof dur),
              r.detail.empty() ? "" : "  ", r.detail.c_str());
     }

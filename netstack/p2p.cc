@@ -28,7 +28,8 @@ Messenger::Messenger(NetStack& net, uint32_t window, uint32_t ready_cap)
 
 Messenger::~Messenger() = default;
 
-Result<uint32_t> Messenger::send(const Coord& dst, uint16_t context, const void* data, uint32_t len, bool adaptive) {
+Result<uint32_t> Messenger::send(const Coord& dst, uint16_t context, const void* data, uint32_t len, bool adaptive,
+                                 uint16_t tag) {
   if (!status_) return status_;
   for (int i = 0; i < kDims; ++i) {
     if (dst.c[i] >= net_.dims().n[i])
@@ -39,7 +40,7 @@ Result<uint32_t> Messenger::send(const Coord& dst, uint16_t context, const void*
   const uint32_t rank = rank_of(dst, net_.dims());
   Peer& pr = peer(rank);
   SendOp op{next_handle_++, rank, context, pr.next_send_seq[context]++, static_cast<const uint8_t*>(data), len, 0,
-            adaptive, true};
+            adaptive, true, tag};
   sends_.push_back(op);
   ++ctr_.msgs_sent;
   return op.handle;
@@ -49,6 +50,15 @@ uint32_t Messenger::cancel_sends() {
   const auto n = static_cast<uint32_t>(sends_.size());
   sends_.clear();
   return n;
+}
+
+bool Messenger::cancel(uint32_t handle) {
+  for (auto it = sends_.begin(); it != sends_.end(); ++it) {
+    if (it->handle != handle) continue;
+    sends_.erase(it);
+    return true;
+  }
+  return false;
 }
 
 bool Messenger::send_done(uint32_t handle) const {
@@ -85,6 +95,7 @@ bool Messenger::pump_send(SendOp& op) {
     auto* mh = reinterpret_cast<MsgHeader*>(base + sizeof(TorusHeader));
     std::memset(mh, 0, sizeof *mh);
     mh->kind = static_cast<uint8_t>(MsgKind::kData);
+    mh->tag.set(op.tag);
     mh->total.set(op.len);
     mh->offset.set(op.offset);
     if (n) std::memcpy(base + kHeaders, op.data + op.offset, n);
@@ -180,7 +191,18 @@ void Messenger::take_segment(uint32_t src, Packet* p) {
       p->free();
       return;
     }
+    if (part.buf.capacity() < total && !spare_.empty()) {
+      for (size_t i = spare_.size(); i-- > 0;) {
+        if (spare_[i].capacity() < total) continue;
+        part.buf.swap(spare_[i]);
+        spare_[i].swap(spare_.back());
+        spare_.pop_back();
+        break;
+      }
+    }
     part.buf.resize(total);
+    ctr_.held_bytes += total;
+    ctr_.peak_held_bytes = std::max(ctr_.peak_held_bytes, ctr_.held_bytes);
   }
   if (n) std::memcpy(part.buf.data() + off, p->data() + kHeaders, n);
   part.got += n;
@@ -192,6 +214,7 @@ void Messenger::take_segment(uint32_t src, Packet* p) {
     m.src = coord_of(src, net_.dims());
     m.context = ctx;
     m.seq = seq;
+    m.tag = mh->tag.get();
     m.data = std::move(part.buf);
     pr.partial.erase(key);
     pr.ready_bytes += m.data.size();
@@ -211,11 +234,18 @@ bool Messenger::pop_ready(uint32_t rank, Peer& pr, uint16_t context, Message* ou
   pr.complete.erase(it);
   ++next;
   pr.ready_bytes -= out->data.size();
+  ctr_.held_bytes -= out->data.size();
   ++ctr_.msgs_received;
   // The following message of this pair may already be complete.
   if (pr.complete.count(std::make_pair(context, next))) ready_order_.push_back(rank);
   if (pr.took != pr.took_reported && pr.ready_bytes <= ready_cap_) credit_due_.push_back(rank);
   return true;
+}
+
+void Messenger::recycle(std::vector<uint8_t>&& buf) {
+  if (buf.capacity() == 0 || spare_.size() >= tuning::kP2pSpareBuffers) return;
+  buf.clear();
+  spare_.push_back(std::move(buf));
 }
 
 bool Messenger::recv(const Coord& src, uint16_t context, Message* out) {

@@ -29,7 +29,7 @@ enum class MsgKind : uint8_t { kData = 1, kCredit = 2 };
 struct __attribute__((packed)) MsgHeader {
   uint8_t kind;  // MsgKind
   uint8_t flags;
-  Be16 reserved;
+  Be16 tag;      // the sender's tag for the message (collectives: the operation's sequence number)
   Be32 total;    // message bytes (data)
   Be32 offset;   // this segment's offset in the message (data)
   Be32 credit;   // kCredit: segments taken from this peer so far (cumulative)
@@ -45,6 +45,8 @@ struct P2pCounters {
   uint64_t credit_msgs = 0;     // credit returns sent
   uint64_t credit_stalls = 0;   // a send waited for end-to-end credit
   uint64_t bad_segments = 0;    // malformed or inconsistent segment (dropped)
+  uint64_t held_bytes = 0;      // bytes of partial + complete messages not yet received by the application
+  uint64_t peak_held_bytes = 0; // the most held_bytes ever (reset_peak() restarts it)
 };
 extern const CounterField kP2pCountersFields[];
 extern const int kP2pCountersFieldCount;
@@ -57,19 +59,27 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   // Start sending len bytes to dst on context; data must stay valid until
   // send_done(handle). Returns the handle, or an error (link down, dst
   // outside the partition).
-  Result<uint32_t> send(const Coord& dst, uint16_t context, const void* data, uint32_t len, bool adaptive = false);
+  Result<uint32_t> send(const Coord& dst, uint16_t context, const void* data, uint32_t len, bool adaptive = false,
+                        uint16_t tag = 0);
   bool send_done(uint32_t handle) const;
   // Forget every send not yet fully injected (its data may be freed after
   // this); returns how many were dropped.
   uint32_t cancel_sends();
+  // Forget one send (true if it was still pending).
+  bool cancel(uint32_t handle);
   uint32_t sends_pending() const { return static_cast<uint32_t>(sends_.size()); }
 
   struct Message {
     Coord src;
     uint16_t context = 0;
     uint32_t seq = 0;  // per (src, me, context), from 0
+    uint16_t tag = 0;  // the sender's tag
     std::vector<uint8_t> data;
   };
+  // Give a received message's buffer back for reuse by later messages, so a
+  // steady stream of messages stops allocating.
+  void recycle(std::vector<uint8_t>&& buf);
+  void reset_peak() { ctr_.peak_held_bytes = ctr_.held_bytes; }
   // The next message from src on context, in order; false if none is ready.
   bool recv(const Coord& src, uint16_t context, Message* out);
   // The next ready message from any source (each source's in order).
@@ -93,6 +103,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
     uint32_t offset = 0;
     bool adaptive;
     bool first = true;
+    uint16_t tag = 0;
   };
   struct Partial {
     std::vector<uint8_t> buf;
@@ -124,6 +135,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   std::unordered_map<uint32_t, Peer> peers_;
   std::deque<uint32_t> ready_order_;  // ranks with a ready message, arrival order
   std::vector<uint32_t> credit_due_;  // ranks owed a credit message
+  std::vector<std::vector<uint8_t>> spare_;  // recycled message buffers
   Status status_;
   P2pCounters ctr_;
 };

@@ -100,7 +100,7 @@ std::vector<uint64_t> bench_default_sizes() {
 Result<BenchSpec> parse_bench_args(const std::map<std::string, std::string>& args) {
   BenchSpec s;
   s.colls = bench_colls();
-  s.algos = {AllreduceAlgo::kTorusRing, AllreduceAlgo::kTorusTree};
+  s.algos = {"torus-ring", "torus-tree"};
   s.sizes = bench_default_sizes();
   for (const auto& [k, v] : args) {
     if (k == "colls") {
@@ -115,12 +115,10 @@ Result<BenchSpec> parse_bench_args(const std::map<std::string, std::string>& arg
     } else if (k == "algos") {
       s.algos.clear();
       for (const auto& a : split(v, ',')) {
-        AllreduceAlgo al;
-        if (a == "torus-ring") al = AllreduceAlgo::kTorusRing;
-        else if (a == "torus-tree") al = AllreduceAlgo::kTorusTree;
-        else return error(Code::kInvalid, "bench: --algos: unknown allreduce algorithm '%s' (torus-ring, torus-tree)",
-                          a.c_str());
-        if (std::find(s.algos.begin(), s.algos.end(), al) == s.algos.end()) s.algos.push_back(al);
+        if (!find_algo(CollKind::kAllreduce, a))
+          return error(Code::kInvalid, "bench: --algos: unknown allreduce algorithm '%s' (%s)", a.c_str(),
+                       algo_names(CollKind::kAllreduce).c_str());
+        if (std::find(s.algos.begin(), s.algos.end(), a) == s.algos.end()) s.algos.push_back(a);
       }
     } else if (k == "sizes") {
       s.sizes.clear();
@@ -172,19 +170,19 @@ void BenchJob::plan() {
     if (c == "barrier") {
       Entry e;
       e.coll = c;
-      e.algo = "torus-ring";
+      e.algo = "barrier-network";
       e.reps = spec_.reps;
       e.warmup = spec_.warmup;
       plan_.push_back(e);
       continue;
     }
-    std::vector<std::pair<std::string, AllreduceAlgo>> algos;
+    std::vector<std::pair<std::string, std::string>> algos;
     if (c == "allreduce") {
-      for (AllreduceAlgo a : spec_.algos) algos.emplace_back(allreduce_algo_name(a), a);
+      for (const std::string& a : spec_.algos) algos.emplace_back(a, a);
     } else if (c == "bcast") {
-      algos.emplace_back("p2p-flat", AllreduceAlgo::kTorusRing);
+      algos.emplace_back("p2p-flat", "");
     } else {
-      algos.emplace_back("p2p-direct", AllreduceAlgo::kTorusRing);
+      algos.emplace_back("p2p-direct", "");
     }
     for (const auto& [name, a] : algos) {
       for (uint64_t b : spec_.sizes) {
@@ -247,10 +245,10 @@ void BenchJob::start_rep() {
     const int64_t base = static_cast<int64_t>(me_) + 1;
     for (size_t i = 0; i < ar_.size(); ++i) ar_[i] = base + static_cast<int64_t>(i);
     t0_ = ctx_.loop.now();
-    st = ctx_.comm.start_allreduce_sum_i64(ar_.data(), static_cast<uint32_t>(ar_.size()), e.ar);
+    st = ctx_.comm.start_allreduce_sum_i64(ar_.data(), ar_.size(), e.ar);
   } else if (e.coll == "barrier") {
     t0_ = ctx_.loop.now();
-    st = ctx_.comm.start_barrier();
+    st = ctx_.comm.start_barrier(e.algo);
   } else {
     t0_ = ctx_.loop.now();
     st = start_p2p(e);

@@ -15,8 +15,9 @@
 // then min/median/max over the repetitions (firmware/rig/bench_report.h).
 //
 // What runs, labelled by what it is:
-//   allreduce  torus-ring, torus-tree   Comm::start_allreduce_sum_i64, bytes/8 int64 (SUM, checked)
-//   barrier    torus-ring               Comm::start_barrier (a ring allreduce of nothing)
+//   allreduce  torus-ring, torus-tree   Comm::start_allreduce_sum_i64, bytes/8 int64 (SUM, checked);
+//                                       --algos takes any allreduce algorithm of the library
+//   barrier    barrier-network          Comm::start_barrier (the barrier network's global AND)
 //   bcast      p2p-flat                 rank 0 sends the buffer to every other node as one
 //                                       Messenger message each (no tree, no pipelining)
 //   allgather  p2p-direct               every node sends its bytes/n block to every other node
@@ -60,7 +61,7 @@ namespace toroid {
 
 struct BenchSpec {
   std::vector<std::string> colls;
-  std::vector<AllreduceAlgo> algos;
+  std::vector<std::string> algos;  // allreduce algorithm names
   std::vector<uint64_t> sizes;
   uint32_t reps = 20;
   uint32_t warmup = 2;
@@ -98,7 +99,7 @@ class BenchJob final : public Job {
  private:
   struct Entry {
     std::string coll, algo;
-    AllreduceAlgo ar = AllreduceAlgo::kTorusRing;
+    std::string ar;  // allreduce algorithm
     uint64_t bytes = 0;
     uint32_t reps = 0, warmup = 0;
     std::string skip;  // why it cannot run (then nothing is timed)

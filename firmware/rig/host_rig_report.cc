@@ -41,14 +41,14 @@ int HostRig::report() {
   say("%s on host %s (%u nodes, %s), seed %lu", opt_.job.c_str(), opt_.dims.to_string().c_str(), total,
       opt_.driver.c_str(), static_cast<unsigned long>(opt_.seed));
   if (!rows.empty()) {
-    say("%-11s %-12s %-20s %-6s %-11s %s", "collective", "algorithm", "case", "result", "nodes", "time (max)");
+    say("%-14s %-18s %-34s %-6s %-11s %s", "collective", "algorithm", "case", "result", "nodes", "time (max)");
     uint32_t ok_rows = 0;
     for (const auto& r : rows) {
       const bool ok = r.fail == 0 && r.pass + r.skip == total;
       ok_rows += ok;
       char nodes[32], dur[32];
       snprintf(nodes, sizeof nodes, "%u/%u", r.pass, total);
-      say("%-11s %-12s %-20s %-6s %-11s %s%s%s", r.coll.c_str(), r.algo.c_str(), r.name.c_str(),
+      say("%-14s %-18s %-34s %-6s %-11s %s%s%s", r.coll.c_str(), r.algo.c_str(), r.name.c_str(),
           ok ? (r.pass ? "PASS" : "SKIP") : "FAIL", nodes, format_duration(r.max_ns, dur, sizeof dur),
           r.detail.empty() ? "" : "  ", r.detail.c_str());
     }

@@ -13,6 +13,8 @@
 #include "base/log.h"
 #include "firmware/job.h"
 #include "firmware/jobs/bench_job.h"
+#include "firmware/jobs/coll_job.h"
+#include "firmware/jobs/selftest_job.h"
 #include "firmware/rig/host_rig.h"
 #include "firmware/rig/wiring.h"
 
@@ -33,7 +35,7 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --dims XxYxZ          partition shape (required)\n"
-    "  --job JOB             selftest | traffic | train | bench (required)\n"
+    "  --job JOB             selftest | coll | traffic | train | bench (required)\n"
     "  --driver D            memif (default) | uring\n"
     "  --seed N              seed for the job's data (default 1)\n"
     "  --arg KEY=VALUE       a job argument (repeatable); traffic shorthands:\n"
@@ -122,11 +124,23 @@ int main(int argc, char** argv) {
     };
     if (arg == "--help" || arg == "-h") {
       fputs(kUsage, stdout);
+      fputs("\n", stdout);
+      fputs(coll_job_usage(), stdout);
       return 0;
     }
     if (arg == "--quiet") {
       if (inline_val) return usage_error("option --quiet takes no value");
       opt.stream = false;
+      continue;
+    }
+    if (arg == "--in-place" && !inline_val) {
+      opt.job_args["in-place"] = "yes";
+      continue;
+    }
+    if (is_coll_option(arg) || arg == "--level") {
+      if (!need(&v)) return usage_error("option " + arg + " needs a value");
+      if (v.empty() || v.find_first_of(" \t#") != std::string::npos) return usage_error(arg + " '" + v + "': no spaces");
+      opt.job_args[arg.substr(2)] = v;
       continue;
     }
     static const char* const kValued[] = {"--dims", "--job", "--driver", "--seed", "--arg", "--pattern",
@@ -255,6 +269,13 @@ int main(int argc, char** argv) {
     if (!spec) return usage_error(spec.status().message());
   } else if (!opt.json_path.empty()) {
     return usage_error("--json is an option of --job bench");
+  }
+  if (opt.job == "coll") {
+    auto spec = parse_coll_args(opt.job_args);
+    if (!spec) return usage_error(spec.status().message());
+  } else if (opt.job == "selftest") {
+    auto spec = parse_selftest_args(opt.job_args);
+    if (!spec) return usage_error(spec.status().message());
   }
   if (opt.node_bin.empty()) opt.node_bin = self_dir() + "/toroid-node";
   HostRig rig(opt);

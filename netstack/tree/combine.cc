@@ -150,6 +150,10 @@ void CombineEngine::finish(ClassState& cs, Status st) {
   cs.out = nullptr;
 }
 
+void CombineEngine::cancel(uint8_t cls, Status why) {
+  if (has_tree(cls) && classes_[cls]->active) fail(*classes_[cls], std::move(why));
+}
+
 // A failed class is out of step with its neighbours for good: drop what it
 // holds and refuse later operations on it.
 void CombineEngine::fail(ClassState& cs, Status st) {

@@ -58,6 +58,9 @@ class CombineEngine final : public PacketHandler, public LinkDownListener, publi
   Status start(uint8_t cls, AluOp op, AluType type, uint32_t width, const void* in, void* out, uint32_t count);
   // True once the class's operation finished; *st is its status.
   bool test(uint8_t cls, Status* st);
+  // Stop the class's operation now: it fails with `why`, its buffers are no
+  // longer touched, and the class is out of step for good, as after any failure.
+  void cancel(uint8_t cls, Status why);
   bool busy(uint8_t cls) const;
 
   bool poll() override;

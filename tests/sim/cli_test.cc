@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include <CppUTest/TestHarness.h>
 
@@ -42,7 +44,11 @@ TEST(SimCli, SelftestPassesWithTableAndBootLines) {
   LONGS_EQUAL_TEXT(0, o.status, o.text.c_str());
   CHECK(has(o, "[node 1,0,1] personality: dims 2x2x2 coord 1,0,1"));
   CHECK(has(o, "[node 1,0,1] trained 6 links"));
-  CHECK(has(o, "allreduce   torus-ring   int64 sum n=8192     PASS   8/8"));
+  char row[160];
+  snprintf(row, sizeof row, "%-14s %-18s %-34s %-6s %-11s", "allreduce", "ring", "int64 sum n=1001 in-place", "PASS",
+           "8/8");
+  CHECK_TEXT(has(o, row), o.text.c_str());
+  CHECK(has(o, "not applicable: "));  // some algorithm does not fit 2x2x2, and says why
   CHECK(has(o, "verdict: PASS (8/8 nodes passed)"));
 }
 
@@ -87,4 +93,87 @@ TEST(SimCli, HelpDescribesTheContractForms) {
   CHECK(has(o, "--faults SPEC"));
   CHECK(has(o, "linkdown=X.Y.Z:DIR@T"));
   CHECK(has(o, "--seed N"));
+}
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::string s;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return s;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+// The sha256 values of the "result node=... sha256=HEX" lines.
+std::vector<std::string> shas(const Out& o) {
+  std::vector<std::string> v;
+  size_t pos = 0;
+  while ((pos = o.text.find("sha256=", pos)) != std::string::npos) {
+    v.push_back(o.text.substr(pos + 7, 64));
+    pos += 7;
+  }
+  return v;
+}
+
+}  // namespace
+
+// --job coll with the user's own data: a raw little-endian file of 8 rows
+// (one per linear rank) in, rank 0's result out; the same rows summed on
+// three shapes give the same fingerprint on every node.
+TEST(SimCli, CollJobTakesInputAndWritesOutput) {
+  const std::string in = "/tmp/toroid-cli-coll-in.bin", out = "/tmp/toroid-cli-coll-out.bin";
+  std::vector<int32_t> rows(8 * 5);
+  for (int r = 0; r < 8; ++r)
+    for (int i = 0; i < 5; ++i) rows[r * 5 + i] = (r + 1) * (i == 3 ? -1000 : 1) + i;
+  FILE* f = std::fopen(in.c_str(), "wb");
+  CHECK(f != nullptr);
+  std::fwrite(rows.data(), sizeof(int32_t), rows.size(), f);
+  std::fclose(f);
+  std::string first;
+  for (const char* dims : {"2x2x2", "8x1x1", "4x2x1"}) {
+    std::remove(out.c_str());
+    Out o = sim(std::string("--dims ") + dims + " --job coll --coll allreduce --dtype int32 --op sum --count 5 " +
+                "--input " + in + " --output " + out + " --quiet");
+    LONGS_EQUAL_TEXT(0, o.status, o.text.c_str());
+    const auto h = shas(o);
+    UNSIGNED_LONGS_EQUAL(8, h.size());
+    for (const auto& x : h) STRCMP_EQUAL(h[0].c_str(), x.c_str());
+    if (first.empty()) first = h[0];
+    STRCMP_EQUAL(first.c_str(), h[0].c_str());
+    const std::string got = read_file(out);
+    UNSIGNED_LONGS_EQUAL(5 * sizeof(int32_t), got.size());
+    for (int i = 0; i < 5; ++i) {
+      int32_t v;
+      std::memcpy(&v, got.data() + 4 * i, 4);
+      LONGS_EQUAL(36 * (i == 3 ? -1000 : 1) + 8 * i, v);
+    }
+  }
+  // A file of the wrong size is refused with the sizes named.
+  Out o = sim("--dims 2x2x1 --job coll --coll allreduce --dtype int32 --count 5 --input " + in + " --quiet");
+  LONGS_EQUAL(1, o.status);
+  CHECK_TEXT(has(o, "160 bytes, expected 80 (4 nodes x 5 elements x 4 bytes of int32)"), o.text.c_str());
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+}
+
+TEST(SimCli, CollJobOptionErrorsNameTheOption) {
+  Out o = sim("--dims 2x2x2 --job coll --count 5");
+  LONGS_EQUAL(2, o.status);
+  CHECK_TEXT(has(o, "--job coll needs --coll NAME"), o.text.c_str());
+  o = sim("--dims 2x2x2 --job coll --coll allreduce --dtype double --op band");
+  LONGS_EQUAL(2, o.status);
+  CHECK_TEXT(has(o, "band is defined for integer types only, not double"), o.text.c_str());
+  o = sim("--dims 2x2x2 --job coll --coll alltoall --op sum");
+  LONGS_EQUAL(2, o.status);
+  CHECK_TEXT(has(o, "alltoall does not reduce"), o.text.c_str());
+  o = sim("--dims 2x2x2 --job coll --coll allreduce --algo nope --quiet");
+  LONGS_EQUAL(1, o.status);
+  CHECK_TEXT(has(o, "unknown algorithm 'nope' (known: "), o.text.c_str());
+  o = sim("--dims 3x3x1 --job coll --coll allreduce --algo cube300 --quiet");
+  LONGS_EQUAL(1, o.status);
+  CHECK_TEXT(has(o, "not applicable: needs a 2x2x2 communicator"), o.text.c_str());
 }

@@ -1,0 +1,16 @@
+// bcast `binomial`: binomial-tree broadcast from the root; ceil(log2 n) steps.
+// A thin PlanAlgo over the pure schedule in collectives/schedule/binomial_bcast.cc
+// (its header comment has the algorithm, source, cost and limits). Any
+// communicator size.
+#pragma once
+
+#include "collectives/plan_runner.h"
+
+namespace toroid {
+
+class BinomialBcast final : public PlanAlgo {
+ protected:
+  Result<schedule::Plan> build(const CommInfo& comm, const CollArgs& args) override;
+};
+
+}  // namespace toroid

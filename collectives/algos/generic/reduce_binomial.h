@@ -1,0 +1,16 @@
+// reduce `binomial`: binomial-tree reduce to the root in a fixed combining order; ceil(log2 n) steps.
+// A thin PlanAlgo over the pure schedule in collectives/schedule/binomial_reduce.cc
+// (its header comment has the algorithm, source, cost and limits). Any
+// communicator size.
+#pragma once
+
+#include "collectives/plan_runner.h"
+
+namespace toroid {
+
+class BinomialReduce final : public PlanAlgo {
+ protected:
+  Result<schedule::Plan> build(const CommInfo& comm, const CollArgs& args) override;
+};
+
+}  // namespace toroid

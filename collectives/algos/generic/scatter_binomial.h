@@ -1,0 +1,16 @@
+// scatter `binomial`: binomial-tree scatter from the root; ceil(log2 n) steps.
+// A thin PlanAlgo over the pure schedule in collectives/schedule/binomial_scatter.cc
+// (its header comment has the algorithm, source, cost and limits). Any
+// communicator size.
+#pragma once
+
+#include "collectives/plan_runner.h"
+
+namespace toroid {
+
+class BinomialScatter final : public PlanAlgo {
+ protected:
+  Result<schedule::Plan> build(const CommInfo& comm, const CollArgs& args) override;
+};
+
+}  // namespace toroid

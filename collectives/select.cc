@@ -1,0 +1,66 @@
+#include "collectives/select.h"
+
+#include <vector>
+
+namespace toroid {
+
+namespace {
+
+constexpr uint64_t kSmall = 2048;        // bytes per node: latency-bound below
+constexpr uint64_t kTreeMax = 64 * 1024; // the combine network wins up to here
+constexpr uint64_t kBruckMax = 256;      // bytes per alltoall block
+
+std::vector<const char*> preferences(const CommInfo& c, const CollArgs& a) {
+  const uint64_t bytes = a.count * a.esize;
+  switch (a.kind) {
+    case CollKind::kAllreduce:
+      if (bytes <= kSmall) return {"tree", "recursive-doubling", "torus-fixed-order", "ring"};
+      if (bytes <= kTreeMax) return {"tree", "cube400", "rabenseifner", "ring"};
+      return {"cube400", "ring", "rabenseifner", "torus-fixed-order", "tree"};
+    case CollKind::kReduce: return {"tree", "binomial"};
+    case CollKind::kBcast:
+      if (bytes <= kTreeMax) return {"tree", "binomial", "line-multicast"};
+      return {"line-multicast", "binomial", "tree"};
+    case CollKind::kGather: return {"binomial"};
+    case CollKind::kScatter: return {"binomial"};
+    case CollKind::kAllgather:
+      if (bytes * c.size <= kTreeMax) return {"tree", "recursive-doubling", "ring"};
+      return {"ring", "recursive-doubling", "tree"};
+    case CollKind::kReduceScatter: return {"recursive-halving", "ring"};
+    case CollKind::kAlltoall:
+      if (bytes <= kBruckMax) return {"bruck", "pairwise"};
+      if (a.in_place()) return {"xor-inplace", "pairwise"};
+      return {"random-order", "pairwise"};
+    case CollKind::kBarrier: return {"barrier-network", "dissemination"};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string algo_unusable(const AlgoInfo& a, const CommInfo& c, const CollArgs& args) {
+  std::string why = a.applicable ? a.applicable(c, args) : std::string();
+  if (!why.empty()) return why;
+  if (args.repro == Repro::kFixedOrder && coll_reduces(args.kind) && dtype_is_float(args.dtype) &&
+      !a.fixed_order)
+    return std::string(a.name) + " combines floats in a different order on different nodes (fixed-order asked)";
+  return "";
+}
+
+Result<const AlgoInfo*> select_algo(const CommInfo& c, const CollArgs& args) {
+  for (const char* name : preferences(c, args)) {
+    const AlgoInfo* a = find_algo(args.kind, name);
+    if (a && algo_unusable(*a, c, args).empty()) return a;
+  }
+  std::string reasons;
+  for (const AlgoInfo& a : algorithms()) {
+    if (a.kind != args.kind) continue;
+    const std::string why = algo_unusable(a, c, args);
+    if (why.empty()) return &a;
+    reasons += std::string(reasons.empty() ? "" : "; ") + a.name + ": " + why;
+  }
+  return error(Code::kUnsupported, "no %s algorithm can run this operation (%s)", coll_kind_name(args.kind),
+               reasons.empty() ? "none registered" : reasons.c_str());
+}
+
+}  // namespace toroid

@@ -1,0 +1,84 @@
+// Helpers for sim-rig tests of collectives: boot a partition (job "train":
+// link training only), then start operations on every node's communicator
+// and step the fabric in slices of virtual time until all have finished.
+#pragma once
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/comm.h"
+#include "tests/sim/sim_helpers.h"
+
+namespace toroid::test {
+
+// A booted rig, or nullptr (with *why) if it did not build or a node did not
+// train. (This header cannot use the CppUTest macros: they must be included
+// after every other header.)
+inline std::unique_ptr<SimRig> booted_rig(const std::string& dims, const std::string& faults = "",
+                                          uint64_t seed = 1, std::string* why = nullptr) {
+  auto rig = std::make_unique<SimRig>(options(dims, "train", seed, faults));
+  Status st = rig->build();
+  if (!st) {
+    if (why) *why = st.to_string();
+    return nullptr;
+  }
+  const SimSummary s = rig->run();
+  if (s.passed != rig->node_count()) {
+    if (why) *why = s.first_error;
+    return nullptr;
+  }
+  return rig;
+}
+
+// Steps the fabric until done() or `limit_ns` of virtual time passed; true if done.
+inline bool drive_until(SimRig& rig, const std::function<bool()>& done, uint64_t limit_ns = 2 * kSec) {
+  const uint64_t end = rig.fabric().now() + limit_ns;
+  while (!done()) {
+    if (rig.fabric().now() >= end) return false;
+    const uint64_t slice = std::min(end, rig.fabric().now() + 50 * kUs);
+    for (uint32_t r = 0; r < rig.node_count(); ++r) rig.fabric().wake(r, rig.fabric().now());
+    rig.fabric().run(slice);
+    rig.fabric().clock().set(slice);  // time passes even when every node is idle
+  }
+  return true;
+}
+
+// Runs one collective on each communicator in `comms` (index = the node's
+// rank in them is whatever the comm says): args_of(i) gives comms[i]'s
+// arguments. Returns every communicator's final status ("did not finish"
+// errors for those that did not within limit_ns).
+inline std::vector<Status> run_coll(SimRig& rig, const std::vector<Comm*>& comms,
+                                    const std::function<CollArgs(size_t)>& args_of, const std::string& algo = "",
+                                    uint64_t limit_ns = 2 * kSec) {
+  std::vector<Status> out(comms.size());
+  std::vector<bool> started(comms.size(), false);
+  for (size_t i = 0; i < comms.size(); ++i) {
+    out[i] = comms[i]->start(args_of(i), algo);
+    started[i] = out[i].is_ok();
+  }
+  auto all_done = [&] {
+    for (size_t i = 0; i < comms.size(); ++i) {
+      Status st;
+      if (started[i] && !comms[i]->test(&st)) return false;
+    }
+    return true;
+  };
+  drive_until(rig, all_done, limit_ns);
+  for (size_t i = 0; i < comms.size(); ++i) {
+    if (!started[i]) continue;
+    Status st;
+    out[i] = comms[i]->test(&st) ? st : error(Code::kTimeout, "operation did not finish in the test's time");
+  }
+  return out;
+}
+
+// Every node's world communicator.
+inline std::vector<Comm*> world_comms(SimRig& rig) {
+  std::vector<Comm*> v;
+  for (uint32_t r = 0; r < rig.node_count(); ++r) v.push_back(&rig.node(r).comm());
+  return v;
+}
+
+}  // namespace toroid::test
