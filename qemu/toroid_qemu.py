@@ -495,11 +495,14 @@ def report(cl: Cluster, timed_out: bool) -> int:
         for c in v.cases:
             key = (c.get("coll", ""), c.get("algo", ""), c.get("name", ""))
             if key not in agg:
-                agg[key] = [0, 0, 0.0, ""]
+                agg[key] = [0, 0, 0.0, "", 0]  # passed, failed, slowest ns, first failure, skipped
                 names.append(key)
             r = agg[key]
             if c.get("result") == "PASS":
                 r[0] += 1
+            elif c.get("result") == "SKIP":  # not applicable on this partition, with the reason
+                r[4] += 1
+                r[3] = r[3] or c.get("detail", "")
             else:
                 r[1] += 1
                 r[3] = r[3] or f"{v.name}: {c.get('detail', '')}"
@@ -513,8 +516,8 @@ def report(cl: Cluster, timed_out: bool) -> int:
         print(f"{a.job + ' case':<{w}}  {'passed':>7}  {'slowest':>9}")
         for k in names:
             r = agg[k]
-            print(f"{' '.join(k).strip():<{w}}  {r[0]:>3}/{r[0] + r[1]:<3}  {fmt_ns(r[2]):>9}"
-                  + (f"  FAIL {r[3]}" if r[1] else ""))
+            tail = f"  FAIL {r[3]}" if r[1] else f"  SKIP {r[3]}" if r[4] else ""
+            print(f"{' '.join(k).strip():<{w}}  {r[0]:>3}/{r[0] + r[1] + r[4]:<3}  {fmt_ns(r[2]):>9}" + tail)
 
     # Link training failures, by port.
     errs = [(v, e) for v in cl.vms for e in v.link_errors]

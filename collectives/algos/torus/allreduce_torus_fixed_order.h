@@ -27,13 +27,14 @@
 #include <string>
 #include <vector>
 
-#include "collectives/coll.h"
+#include "collectives/algos/torus/torus_packets.h"
 #include "collectives/schedule/torus_fixed_order.h"
 
 namespace toroid {
 
-class TorusFixedOrderAllreduce final : public CollAlgo {
+class TorusFixedOrderAllreduce final : public torus_coll::TorusAlgo {
  public:
+  TorusFixedOrderAllreduce() : TorusAlgo("allreduce torus-fixed-order", wire::CollAlgo::kTorusFixedOrder) {}
   Status start(Comm& comm, const CollArgs& args) override;
   bool progress() override;
   std::string waiting_for() const override;
@@ -51,14 +52,6 @@ class TorusFixedOrderAllreduce final : public CollAlgo {
   bool combine();
   uint8_t* slot(uint32_t src) { return tmp_.data() + static_cast<size_t>(src) * count_ * esize_; }
 
-  Comm* comm_ = nullptr;
-  CollArgs args_;
-  uint32_t tag_ = 0;
-  uint8_t* out_ = nullptr;
-  uint64_t count_ = 0;
-  size_t esize_ = 0;
-  uint32_t per_packet_ = 0;
-  uint32_t chunks_ = 0;
   std::vector<schedule::FixedOrderPhase> phases_;
   size_t phase_ = 0;
   std::vector<uint8_t> tmp_;       // n vectors: slot s holds the value of line coordinate s

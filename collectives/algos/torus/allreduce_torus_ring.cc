@@ -8,32 +8,14 @@
 
 namespace toroid {
 
-using torus_coll::Parsed;
-
-namespace {
-constexpr const char* kWhat = "allreduce torus-ring";
-}
-
 Status TorusRingAllreduce::start(Comm& comm, const CollArgs& args) {
   drop_forwards();
-  reset();
-  comm_ = &comm;
-  args_ = args;
-  tag_ = comm.tag();
-  out_ = static_cast<uint8_t*>(args.recv);
-  count_ = args.count;
-  esize_ = args.esize;
+  open(comm, args);
   phases_ = schedule::torus_ring_phases(comm.net().dims());
   phase_ = 0;
-  if (count_ > 0 && (!out_ || !args.input())) return error(Code::kInvalid, "%s: null buffer", kWhat);
-  per_packet_ = torus_coll::elems_per_packet(comm.net(), esize_);
-  if (per_packet_ == 0 && count_ > 0 && !phases_.empty())
-    return error(Code::kInvalid, "%s: ports carry %u-byte bodies, too small for one %zu-byte element", kWhat,
-                 comm.net().max_body(), esize_);
-  chunks_ = torus_coll::chunks_for(count_, per_packet_);
-  const size_t bytes = static_cast<size_t>(count_) * esize_;
-  if (!args.in_place() && bytes) std::memmove(out_, args.send, bytes);
-  own_.resize(bytes);
+  if (Status st = cut_chunks(true, !phases_.empty()); !st) return st;
+  copy_input();
+  own_.resize(bytes());
   if (phases_.empty()) {
     finish(Status::ok());
     return Status::ok();
@@ -45,7 +27,7 @@ Status TorusRingAllreduce::start(Comm& comm, const CollArgs& args) {
 void TorusRingAllreduce::begin_phase() {
   own_sent_ = 0;
   received_ = 0;
-  if (!own_.empty()) std::memcpy(own_.data(), out_, own_.size());
+  if (!own_.empty()) std::memcpy(own_.data(), buf_, own_.size());
 }
 
 void TorusRingAllreduce::drop_forwards() {
@@ -71,10 +53,7 @@ bool TorusRingAllreduce::send_own() {
       ++comm_->counters().tx_blocked;
       break;
     }
-    const uint32_t n = torus_coll::chunk_elems(count_, per_packet_, own_sent_);
-    Packet* p = torus_coll::make_packet(*comm_, tag_, wire::CollAlgo::kTorusRing, static_cast<uint8_t>(ph.dim), 0,
-                                        own_sent_, own_.data() + static_cast<size_t>(own_sent_) * per_packet_ * esize_,
-                                        n, esize_, count_);
+    Packet* p = chunk_packet(ph.dim, 0, own_sent_, own_.data());
     if (!p) break;
     if (!net.send_dir(ph.send_dir, p)) {
       p->free();
@@ -107,42 +86,22 @@ bool TorusRingAllreduce::consume() {
   const auto& ph = phases_[phase_];
   const int port = comm_->net().port_of(ph.recv_dir);
   if (port < 0) {
-    fail(error(Code::kInternal, "%s: no port for %s", kWhat, dir_name(ph.recv_dir)));
+    fail(no_port(ph.recv_dir));
     return true;
   }
   bool moved = false;
   const uint32_t expected = ph.steps * chunks_;
   while (received_ < expected) {
-    Packet* p = torus_coll::op_head(*comm_, static_cast<uint16_t>(port), tag_, &moved);
-    if (!p) break;
-    comm_->inbox_pop(static_cast<uint16_t>(port));
-    moved = true;
     Parsed pk;
-    Status st = torus_coll::parse(p, wire::CollAlgo::kTorusRing, esize_, &pk);
-    if (!st) {
-      p->free();
-      fail(error(st.code(), "%s: %s", kWhat, st.message().c_str()));
-      return true;
-    }
+    Packet* p = take(static_cast<uint16_t>(port), &pk, &moved);
+    if (!p) return moved;  // (true when it failed the operation)
     if (pk.dim != ph.dim || pk.step >= ph.steps || pk.chunk >= chunks_) {
-      ++comm_->counters().rx_malformed;
-      p->free();
+      drop_malformed(p);
       continue;
     }
-    if (pk.total != count_) {
-      p->free();
-      fail(torus_coll::size_mismatch(kWhat, pk.src, pk.total, comm_->net().me(), count_));
-      return true;
-    }
-    const uint32_t want = torus_coll::chunk_elems(count_, per_packet_, pk.chunk);
-    if (pk.count != want) {
-      p->free();
-      fail(error(Code::kInvalid, "%s: packet %u from %s carries %u elements, expected %u (count %llu)", kWhat,
-                 pk.chunk, dir_name(ph.recv_dir), pk.count, want, static_cast<unsigned long long>(count_)));
-      return true;
-    }
+    if (!sizes_agree(p, pk, dir_name(ph.recv_dir))) return true;
     ++comm_->counters().rx_packets;
-    if (want) args_.red.apply(out_ + static_cast<size_t>(pk.chunk) * per_packet_ * esize_, pk.payload, want);
+    if (pk.count) args_.red.apply(buf_ + chunk_offset(pk.chunk), pk.payload, pk.count);
     ++received_;
     if (pk.step + 1u < ph.steps) {
       pk.ch->step.set(static_cast<uint16_t>(pk.step + 1));  // forward the same buffer
@@ -165,10 +124,7 @@ bool TorusRingAllreduce::progress() {
     if (done_) return true;
     moved |= flush_forwards();
     if (own_sent_ < chunks_ || received_ < phases_[phase_].steps * chunks_ || fwd_head_) return moved;
-    if (++phase_ == phases_.size()) {
-      finish(Status::ok());
-      return true;
-    }
+    if (!next_phase(&phase_, phases_.size())) return true;
     begin_phase();
     moved = true;
   }

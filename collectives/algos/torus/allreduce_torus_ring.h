@@ -20,14 +20,15 @@
 #include <string>
 #include <vector>
 
-#include "collectives/coll.h"
+#include "collectives/algos/torus/torus_packets.h"
 #include "collectives/schedule/torus_ring.h"
 #include "drivers/packet.h"
 
 namespace toroid {
 
-class TorusRingAllreduce final : public CollAlgo {
+class TorusRingAllreduce final : public torus_coll::TorusAlgo {
  public:
+  TorusRingAllreduce() : TorusAlgo("allreduce torus-ring", wire::CollAlgo::kTorusRing) {}
   ~TorusRingAllreduce() override { drop_forwards(); }
   Status start(Comm& comm, const CollArgs& args) override;
   bool progress() override;
@@ -42,14 +43,6 @@ class TorusRingAllreduce final : public CollAlgo {
   void begin_phase();
   void drop_forwards();
 
-  Comm* comm_ = nullptr;
-  CollArgs args_;
-  uint32_t tag_ = 0;
-  uint8_t* out_ = nullptr;
-  uint64_t count_ = 0;
-  size_t esize_ = 0;
-  uint32_t per_packet_ = 0;
-  uint32_t chunks_ = 0;
   std::vector<schedule::RingPhase> phases_;
   size_t phase_ = 0;
   std::vector<uint8_t> own_;    // the running vector as the phase began (what step 0 sends)

@@ -10,23 +10,14 @@
 
 namespace toroid {
 
-using torus_coll::Parsed;
-
 namespace {
-constexpr const char* kWhat = "allreduce torus-tree";
 constexpr uint32_t kTreeWidth = 8;  // bytes per combine-network operand of the broadcast
 }
 
 Status TorusTreeAllreduce::start(Comm& comm, const CollArgs& args) {
-  reset();
-  comm_ = &comm;
+  open(comm, args);
   tree_ = comm.tree();
   cls_ = comm.tree_class();
-  args_ = args;
-  tag_ = comm.tag();
-  out_ = static_cast<uint8_t*>(args.recv);
-  count_ = args.count;
-  esize_ = args.esize;
   const NetStack& net = comm.net();
   roles_ = schedule::torus_middle_roles(net.me(), net.dims());
   holder_ = net.me() == schedule::torus_middle_root(net.dims());
@@ -36,17 +27,11 @@ Status TorusTreeAllreduce::start(Comm& comm, const CollArgs& args) {
   tree_started_ = false;
   max_incoming_ = 0;
   if (!tree_ || !tree_->has_tree(cls_))
-    return error(Code::kUnsupported, "%s: no combine tree class %u on this node", kWhat, cls_);
-  if (count_ > 0 && (!out_ || !args.input())) return error(Code::kInvalid, "%s: null buffer", kWhat);
-  per_packet_ = torus_coll::elems_per_packet(net, esize_);
-  if (per_packet_ == 0 && count_ > 0 && !roles_.empty())
-    return error(Code::kInvalid, "%s: ports carry %u-byte bodies, too small for one %zu-byte element", kWhat,
-                 net.max_body(), esize_);
-  chunks_ = torus_coll::chunks_for(count_, per_packet_);
-  const size_t bytes = static_cast<size_t>(count_) * esize_;
-  const uint64_t operands = (bytes + kTreeWidth - 1) / kTreeWidth;
-  if (operands > UINT32_MAX) return error(Code::kOutOfRange, "%s: %zu bytes are too many for the tree", kWhat, bytes);
-  if (!args.in_place() && bytes) std::memmove(out_, args.send, bytes);
+    return error(Code::kUnsupported, "%s: no combine tree class %u on this node", what_, cls_);
+  if (Status st = cut_chunks(true, !roles_.empty()); !st) return st;
+  const uint64_t operands = (bytes() + kTreeWidth - 1) / kTreeWidth;
+  if (operands > UINT32_MAX) return error(Code::kOutOfRange, "%s: %zu bytes are too many for the tree", what_, bytes());
+  copy_input();
   stage_.resize(operands * kTreeWidth);
   return Status::ok();
 }
@@ -63,8 +48,8 @@ bool TorusTreeAllreduce::torus_phase() {
       break;
     }
     while (chunk_ < chunks_) {
-      const uint32_t n = torus_coll::chunk_elems(count_, per_packet_, chunk_);
-      const size_t off = static_cast<size_t>(chunk_) * per_packet_ * esize_;
+      const uint32_t n = chunk_size(chunk_);
+      const size_t off = chunk_offset(chunk_);
       if (!chunk_ready_) {
         const Dir from[2] = {dir_of(r.dim, false), dir_of(r.dim, true)};
         const bool want[2] = {r.recv_minus, r.recv_plus};
@@ -81,16 +66,16 @@ bool TorusTreeAllreduce::torus_phase() {
         for (int k = 0; k < 2; ++k) {  // minus first, then plus: a fixed order
           if (!in[k]) continue;
           Parsed pk;
-          Status st = torus_coll::parse(in[k], wire::CollAlgo::kTorusTree, esize_, &pk);
-          if (st && pk.total != count_) st = torus_coll::size_mismatch(kWhat, pk.src, pk.total, net.me(), count_);
+          Status st = torus_coll::parse(in[k], algo_, esize_, &pk);
+          if (st && pk.total != count_) st = torus_coll::size_mismatch(what_, pk.src, pk.total, net.me(), count_);
           if (st && (pk.dim != r.dim || pk.chunk != chunk_ || pk.count != n))
             st = error(Code::kInvalid, "packet from %s does not match (dim %u chunk %u count %u, expected dim %d chunk "
                        "%u count %u)", dir_name(from[k]), pk.dim, pk.chunk, pk.count, r.dim, chunk_, n);
           if (!st) {
-            fail(error(st.code(), "%s: %s", kWhat, st.message().c_str()));
+            fail_with(st);
             return true;
           }
-          if (n) args_.red.apply(out_ + off, pk.payload, n);
+          if (n) args_.red.apply(buf_ + off, pk.payload, n);
           comm_->inbox_pop(static_cast<uint16_t>(net.port_of(from[k])));
           in[k]->free();
           ++incoming;
@@ -107,8 +92,7 @@ bool TorusTreeAllreduce::torus_phase() {
           ++comm_->counters().tx_blocked;
           return moved;
         }
-        Packet* p = torus_coll::make_packet(*comm_, tag_, wire::CollAlgo::kTorusTree, static_cast<uint8_t>(r.dim), 0,
-                                            chunk_, out_ + off, n, esize_, count_);
+        Packet* p = chunk_packet(r.dim, 0, chunk_, buf_);
         if (!p) return moved;
         if (!net.send_dir(r.send_dir, p)) {
           p->free();
@@ -129,15 +113,14 @@ bool TorusTreeAllreduce::torus_phase() {
 }
 
 bool TorusTreeAllreduce::tree_phase() {
-  const size_t bytes = static_cast<size_t>(count_) * esize_;
   if (!tree_started_) {
     std::fill(stage_.begin(), stage_.end(), 0);
-    if (holder_ && bytes) std::memcpy(stage_.data(), out_, bytes);
+    if (holder_ && bytes()) std::memcpy(stage_.data(), buf_, bytes());
     Status st = tree_->start(cls_, AluOp::kOr, AluType::kUnsigned, kTreeWidth, stage_.data(), stage_.data(),
                              static_cast<uint32_t>(stage_.size() / kTreeWidth));
     if (!st) {
       if (st.code() == Code::kBusy) return false;  // the class is still busy: try again
-      fail(error(st.code(), "%s broadcast: %s", kWhat, st.message().c_str()));
+      fail(error(st.code(), "%s broadcast: %s", what_, st.message().c_str()));
       return true;
     }
     tree_started_ = true;
@@ -146,10 +129,10 @@ bool TorusTreeAllreduce::tree_phase() {
   Status st;
   if (!tree_->test(cls_, &st)) return false;
   if (!st) {
-    fail(error(st.code(), "%s broadcast: %s", kWhat, st.message().c_str()));
+    fail(error(st.code(), "%s broadcast: %s", what_, st.message().c_str()));
     return true;
   }
-  if (bytes) std::memcpy(out_, stage_.data(), bytes);
+  if (bytes()) std::memcpy(buf_, stage_.data(), bytes());
   finish(Status::ok());
   return true;
 }

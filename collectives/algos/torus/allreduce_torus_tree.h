@@ -26,15 +26,16 @@
 #include <string>
 #include <vector>
 
-#include "collectives/coll.h"
+#include "collectives/algos/torus/torus_packets.h"
 #include "collectives/schedule/torus_middle.h"
 
 namespace toroid {
 
 class CombineEngine;
 
-class TorusTreeAllreduce final : public CollAlgo {
+class TorusTreeAllreduce final : public torus_coll::TorusAlgo {
  public:
+  TorusTreeAllreduce() : TorusAlgo("allreduce torus-tree", wire::CollAlgo::kTorusTree) {}
   Status start(Comm& comm, const CollArgs& args) override;
   bool progress() override;
   std::string waiting_for() const override;
@@ -48,16 +49,8 @@ class TorusTreeAllreduce final : public CollAlgo {
   bool torus_phase();
   bool tree_phase();
 
-  Comm* comm_ = nullptr;
   CombineEngine* tree_ = nullptr;
   uint8_t cls_ = 0;
-  CollArgs args_;
-  uint32_t tag_ = 0;
-  uint8_t* out_ = nullptr;
-  uint64_t count_ = 0;
-  size_t esize_ = 0;
-  uint32_t per_packet_ = 0;
-  uint32_t chunks_ = 0;
   std::vector<schedule::MiddleRole> roles_;
   bool holder_ = false;
   size_t phase_ = 0;

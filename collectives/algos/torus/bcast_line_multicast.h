@@ -21,13 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "collectives/coll.h"
+#include "collectives/algos/torus/torus_packets.h"
 #include "collectives/schedule/line_bcast.h"
 
 namespace toroid {
 
-class LineMulticastBcast final : public CollAlgo {
+class LineMulticastBcast final : public torus_coll::TorusAlgo {
  public:
+  LineMulticastBcast() : TorusAlgo("bcast line-multicast", wire::CollAlgo::kLineMulticast) {}
   Status start(Comm& comm, const CollArgs& args) override;
   bool progress() override;
   std::string waiting_for() const override;
@@ -42,13 +43,6 @@ class LineMulticastBcast final : public CollAlgo {
   bool inject();
   bool consume();
 
-  Comm* comm_ = nullptr;
-  uint32_t tag_ = 0;
-  uint8_t* buf_ = nullptr;
-  uint64_t count_ = 0;
-  size_t esize_ = 0;
-  uint32_t per_packet_ = 0;
-  uint32_t chunks_ = 0;
   schedule::McastRole role_;
   int port_ = -1;                 // the port this node receives on (non-root)
   std::vector<uint8_t> have_;     // per chunk: received (non-root)

@@ -152,4 +152,111 @@ std::string needs_world(const CommInfo& c) {
   return c.world ? "" : "needs the world communicator (uses its torus links)";
 }
 
+size_t furthest_behind(const uint32_t* sent, size_t n, uint32_t limit) {
+  size_t k = n;
+  for (size_t i = 0; i < n; ++i)
+    if (sent[i] < limit && (k == n || sent[i] < sent[k])) k = i;
+  return k;
+}
+
+// ---- TorusAlgo ----
+
+void TorusAlgo::open(Comm& comm, const CollArgs& args) {
+  reset();
+  comm_ = &comm;
+  args_ = args;
+  tag_ = comm.tag();
+  buf_ = static_cast<uint8_t*>(args.recv);
+  count_ = args.count;
+  esize_ = args.esize;
+}
+
+Status TorusAlgo::cut_chunks(bool input, bool uses_links) {
+  if (count_ > 0 && (!buf_ || (input && !args_.input()))) return error(Code::kInvalid, "%s: null buffer", what_);
+  const NetStack& net = comm_->net();
+  per_packet_ = elems_per_packet(net, esize_);
+  if (per_packet_ == 0 && count_ > 0 && uses_links)
+    return error(Code::kInvalid, "%s: ports carry %u-byte bodies, too small for one %zu-byte element", what_,
+                 net.max_body(), esize_);
+  chunks_ = chunks_for(count_, per_packet_);
+  return Status::ok();
+}
+
+void TorusAlgo::copy_input() const {
+  if (!args_.in_place() && bytes()) std::memmove(buf_, args_.send, bytes());
+}
+
+Packet* TorusAlgo::chunk_packet(int dim, uint16_t step, uint32_t c, const uint8_t* base) const {
+  return make_packet(*comm_, tag_, algo_, static_cast<uint8_t>(dim), step, c, base + chunk_offset(c), chunk_size(c),
+                     esize_, count_);
+}
+
+bool TorusAlgo::inject_chunk(int dim, uint16_t step, uint32_t c, const uint8_t* base, const schedule::LineSend& s) {
+  NetStack& net = comm_->net();
+  if (net.inject_queued() >= kInjectWindow) {
+    ++comm_->counters().tx_blocked;
+    return false;
+  }
+  Packet* p = chunk_packet(dim, step, c, base);
+  if (!p) return false;  // pool empty: try again on the next poll
+  Coord dst = net.me();
+  dst.c[dim] = s.dst;
+  set_dst(p, dst);
+  SendOptions opt;
+  opt.deposit = true;
+  opt.hints = static_cast<uint8_t>(1u << static_cast<int>(s.dir));
+  if (!net.send(p, opt)) {
+    p->free();
+    ++comm_->counters().tx_blocked;
+    return false;
+  }
+  return true;
+}
+
+Packet* TorusAlgo::take(uint16_t port, Parsed* pk, bool* moved) {
+  Packet* p = op_head(*comm_, port, tag_, moved);
+  if (!p) return nullptr;
+  comm_->inbox_pop(port);
+  *moved = true;
+  Status st = parse(p, algo_, esize_, pk);
+  if (!st) {
+    p->free();
+    fail_with(st);
+    return nullptr;
+  }
+  return p;
+}
+
+void TorusAlgo::drop_malformed(Packet* p) {
+  ++comm_->counters().rx_malformed;
+  p->free();
+}
+
+bool TorusAlgo::sizes_agree(Packet* p, const Parsed& pk, const char* from_dir) {
+  if (pk.total != count_) {
+    p->free();
+    fail(size_mismatch(what_, pk.src, pk.total, comm_->net().me(), count_));
+    return false;
+  }
+  const uint32_t want = chunk_size(pk.chunk);
+  if (pk.count != want) {  // same totals but another packet size: ports differ
+    p->free();
+    fail(error(Code::kInvalid, "%s: packet %u from %s%s carries %u elements, expected %u (count %llu)", what_,
+               pk.chunk, from_dir ? "" : "node ", from_dir ? from_dir : pk.src.to_string().c_str(), pk.count, want,
+               static_cast<unsigned long long>(count_)));
+    return false;
+  }
+  return true;
+}
+
+bool TorusAlgo::next_phase(size_t* phase, size_t phases) {
+  if (++*phase < phases) return true;
+  finish(Status::ok());
+  return false;
+}
+
+void TorusAlgo::fail_with(const Status& st) { fail(error(st.code(), "%s: %s", what_, st.message().c_str())); }
+
+Status TorusAlgo::no_port(Dir dir) const { return error(Code::kInternal, "%s: no port for %s", what_, dir_name(dir)); }
+
 }  // namespace toroid::torus_coll

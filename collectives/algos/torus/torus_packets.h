@@ -1,7 +1,8 @@
 // Shared plumbing of the torus group's algorithms (collectives/algos/torus/):
 // the packets they exchange on the world communicator's torus links
 // (TorusHeader + wire::CollHeader + count elements of CollArgs::esize bytes),
-// and reading the communicator's per-port inboxes.
+// reading the communicator's per-port inboxes, and TorusAlgo, the base that
+// holds an operation's chunks and the packet steps every algorithm takes.
 //
 // Inboxes hold kCollective packets in arrival order. A packet of a later
 // operation can arrive before the last packets of the running one on the
@@ -17,6 +18,7 @@
 #include "base/torus.h"
 #include "collectives/coll.h"
 #include "collectives/coll_wire.h"
+#include "collectives/schedule/line_bcast.h"
 #include "drivers/packet.h"
 #include "netstack/wire/torus_header.h"
 
@@ -76,6 +78,77 @@ Status size_mismatch(const char* what, const Coord& them, uint64_t their_count, 
 
 // The world-communicator requirement every algorithm of the group shares.
 std::string needs_world(const CommInfo& c);
+
+// Of sends that have injected sent[0..n-1] chunks, the one furthest behind
+// among those below `limit` (the first of equals); n when none is.
+size_t furthest_behind(const uint32_t* sent, size_t n, uint32_t limit);
+
+// An algorithm of the group: one operation at a time on buf_ (args.recv),
+// count_ elements cut into chunks_ packets of per_packet_ elements (chunk c
+// starts at element c * per_packet_), and the steps that are the same in
+// every algorithm, its errors named "<what>: ...". Each algorithm keeps its
+// schedule, which packets it expects where, and what it does with them.
+class TorusAlgo : public CollAlgo {
+ protected:
+  using Parsed = torus_coll::Parsed;
+
+  // what: the algorithm in error messages ("allreduce torus-ring"); algo:
+  // CollHeader::algo of its packets.
+  TorusAlgo(const char* what, wire::CollAlgo algo) : what_(what), algo_(algo) {}
+
+  // The opening of start(): reset() and the operation's comm_, args_, tag_,
+  // buf_, count_ and esize_.
+  void open(Comm& comm, const CollArgs& args);
+  // The rest of start()'s checks, then the chunks: an error if buf_ (or,
+  // with `input`, args_.input()) is null while count_ > 0, or if an element
+  // does not fit one packet while there are elements and `uses_links`.
+  Status cut_chunks(bool input, bool uses_links);
+  // Allreduce: the input into buf_, which then holds the running value
+  // (nothing to do in place).
+  void copy_input() const;
+
+  size_t bytes() const { return static_cast<size_t>(count_) * esize_; }
+  size_t chunk_offset(uint32_t c) const { return static_cast<size_t>(c) * per_packet_ * esize_; }
+  uint32_t chunk_size(uint32_t c) const { return chunk_elems(count_, per_packet_, c); }
+
+  // Chunk c of `base` (a vector of count_ elements) in a packet of this
+  // algorithm (make_packet); nullptr if the pool is empty.
+  Packet* chunk_packet(int dim, uint16_t step, uint32_t c, const uint8_t* base) const;
+  // Injects chunk c of `base` as a deposit-bit packet along dimension dim:
+  // to the node at s.dst on this node's line, forced in direction s.dir.
+  // False if it cannot now: kInjectWindow packets queued already or the
+  // queue refused (both counted in tx_blocked), or the pool is empty.
+  bool inject_chunk(int dim, uint16_t step, uint32_t c, const uint8_t* base, const schedule::LineSend& s);
+
+  // The next packet of this operation on `port` (op_head), taken from the
+  // inbox (*moved set) and parsed into *pk; nullptr when none waits, or when
+  // it does not parse: then the operation has failed (done_).
+  Packet* take(uint16_t port, Parsed* pk, bool* moved);
+  // Frees a packet that has no place in this operation (rx_malformed).
+  void drop_malformed(Packet* p);
+  // Whether a taken packet's sizes agree with this operation's: the same
+  // total count, and the elements of its chunk. If not, frees it and fails
+  // the operation, naming the sender by from_dir when given, else by node.
+  bool sizes_agree(Packet* p, const Parsed& pk, const char* from_dir = nullptr);
+  // For an algorithm that runs phases in turn, when phase *phase of `phases`
+  // is complete: false after the last one (the operation has finished), else
+  // true with *phase on to the next one, which the caller then begins.
+  bool next_phase(size_t* phase, size_t phases);
+  // fail() with st's code and "<what>: <st's message>".
+  void fail_with(const Status& st);
+  Status no_port(Dir dir) const;  // "<what>: no port for x+" (kInternal)
+
+  const char* const what_;
+  const wire::CollAlgo algo_;
+  Comm* comm_ = nullptr;
+  CollArgs args_;
+  uint32_t tag_ = 0;
+  uint8_t* buf_ = nullptr;      // args.recv: the result (a bcast root's data)
+  uint64_t count_ = 0;
+  size_t esize_ = 0;
+  uint32_t per_packet_ = 0;     // elements per packet
+  uint32_t chunks_ = 0;         // packets per vector (at least one)
+};
 
 }  // namespace torus_coll
 }  // namespace toroid
