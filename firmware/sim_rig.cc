@@ -229,17 +229,22 @@ int SimRig::report(const SimSummary& s) const {
          static_cast<unsigned long>(opt_.seed), opt_.faults.to_string().c_str());
   if (!rows.empty()) {
     printf("%-14s %-18s %-34s %-6s %-11s %s\n", "collective", "algorithm", "case", "result", "nodes", "time (max)");
-    uint32_t cases_ok = 0;
+    uint32_t cases_ok = 0, cases_skipped = 0;
     for (const auto& r : rows) {
       const bool ok = r.fail == 0 && r.pass + r.skip == s.nodes;
       cases_ok += ok;
+      cases_skipped += ok && r.pass == 0;
       char nodes[32], dur[32];
       snprintf(nodes, sizeof nodes, "%u/%u", r.pass, s.nodes);
       printf("%-14s %-18s %-34s %-6s %-11s %s%s%s\n", r.coll.c_str(), r.algo.c_str(), r.name.c_str(),
              ok ? (r.pass ? "PASS" : "SKIP") : "FAIL", nodes, format_duration(r.max_ns, dur, sizeof dur),
              r.detail.empty() ? "" : "  ", r.detail.c_str());
     }
-    printf("cases: %u/%zu passed on every node\n", cases_ok, rows.size());
+    if (cases_skipped)
+      printf("cases: %u/%zu passed on every node (%u of them skipped as not applicable here)\n", cases_ok,
+             rows.size(), cases_skipped);
+    else
+      printf("cases: %u/%zu passed on every node\n", cases_ok, rows.size());
   } else if (ran_job == 0) {
     printf("no node ran its job\n");
   }
@@ -270,7 +275,9 @@ int SimRig::report(const SimSummary& s) const {
     for (uint16_t i = 0; i < nd.net().port_count(); ++i)
       add_counters(&links, &nd.net().link(i).counters(), kLinkCountersFields, kLinkCountersFieldCount);
     add_counters(&net, &nd.net().counters(), kNetCountersFields, kNetCountersFieldCount);
+    const uint64_t most = std::max(coll.max_incoming_per_step, nd.comm().counters().max_incoming_per_step);
     add_counters(&coll, &nd.comm().counters(), kCollCountersFields, kCollCountersFieldCount);
+    coll.max_incoming_per_step = most;  // a maximum over the nodes, not a sum
   }
   const std::string links_s = format_counters(&links, kLinkCountersFields, kLinkCountersFieldCount);
   const std::string net_s = format_counters(&net, kNetCountersFields, kNetCountersFieldCount);

@@ -42,17 +42,22 @@ int HostRig::report() {
       opt_.driver.c_str(), static_cast<unsigned long>(opt_.seed));
   if (!rows.empty()) {
     say("%-14s %-18s %-34s %-6s %-11s %s", "collective", "algorithm", "case", "result", "nodes", "time (max)");
-    uint32_t ok_rows = 0;
+    uint32_t ok_rows = 0, skip_rows = 0;
     for (const auto& r : rows) {
       const bool ok = r.fail == 0 && r.pass + r.skip == total;
       ok_rows += ok;
+      skip_rows += ok && r.pass == 0;
       char nodes[32], dur[32];
       snprintf(nodes, sizeof nodes, "%u/%u", r.pass, total);
       say("%-14s %-18s %-34s %-6s %-11s %s%s%s", r.coll.c_str(), r.algo.c_str(), r.name.c_str(),
           ok ? (r.pass ? "PASS" : "SKIP") : "FAIL", nodes, format_duration(r.max_ns, dur, sizeof dur),
           r.detail.empty() ? "" : "  ", r.detail.c_str());
     }
-    say("cases: %u/%zu passed on every node", ok_rows, rows.size());
+    if (skip_rows)
+      say("cases: %u/%zu passed on every node (%u of them skipped as not applicable here)", ok_rows, rows.size(),
+          skip_rows);
+    else
+      say("cases: %u/%zu passed on every node", ok_rows, rows.size());
   } else {
     say("no node reported a case");
   }
