@@ -257,7 +257,13 @@ Status EventLoop::add_wait_fd(int fd) {
 bool EventLoop::run_once() {
   bool busy = false;
   // By index: a poller may add or remove pollers from inside poll().
-  for (size_t i = 0; i < pollers_.size(); ++i) busy |= pollers_[i]->poll();
+  for (size_t i = 0; i < pollers_.size(); ++i) {
+    Poller* p = pollers_[i];
+    if (p->in_poll_) continue;  // on the stack below a blocking wait
+    p->in_poll_ = true;
+    busy |= p->poll();
+    p->in_poll_ = false;
+  }
   if (timers_.expire(now()) > 0) busy = true;
   if (busy) ++idle_.busy_rounds;
   else ++idle_.idle_rounds;

@@ -20,6 +20,12 @@ class Poller {
   virtual ~Poller() = default;
   // Do a bounded amount of work; return true if anything was done.
   virtual bool poll() = 0;
+
+ private:
+  friend class EventLoop;
+  // Inside its poll(): a nested round (a blocking wait called from poll(),
+  // which drives the loop itself) skips it instead of re-entering it.
+  bool in_poll_ = false;
 };
 
 class TimerWheel;

@@ -319,6 +319,11 @@ bool Comm::test(Status* result) {
 
 Status Comm::wait() {
   if (!active_ && !finished_) return error(Code::kInvalid, "wait: no operation was started");
+  // In the sim rig the scheduler owns virtual time and every node's loop:
+  // one node cannot drive the others, so a blocking wait could never end.
+  if (loop_.clock().is_virtual())
+    return error(Code::kUnsupported, "%s: blocking waits need a real-time rig (use start/test in the sim)",
+                 algo_name_.c_str());
   Status st = loop_.run_until([this] { return !active_; }, timeout_ns_ + timeout_ns_ / 4, algo_name_.c_str());
   if (!st) return st;
   return result_;
@@ -449,6 +454,9 @@ bool Comm::try_recv(uint32_t src, std::vector<uint8_t>* out) {
 
 Status Comm::recv(uint32_t src, std::vector<uint8_t>* out) {
   if (src >= info_.size) return error(Code::kInvalid, "recv: rank %u is not in this %u-node communicator", src, info_.size);
+  if (try_recv(src, out)) return Status::ok();
+  if (loop_.clock().is_virtual())
+    return error(Code::kUnsupported, "recv: blocking waits need a real-time rig (use try_recv in the sim)");
   bool got = false;
   Status st = loop_.run_until([&] { return (got = try_recv(src, out)) || !msgr_.status(); }, timeout_ns_, "recv");
   if (!st) return st;

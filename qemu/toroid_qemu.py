@@ -645,6 +645,12 @@ def main(argv: list[str]) -> int:
         print(f"toroid qemu: {e}", file=sys.stderr)
         return 2
     n = dims[0] * dims[1] * dims[2]
+    # Under TCG the full self-test matrix (about 1700 cases) takes minutes per
+    # hundred cases on a small host: the quick level unless one was asked for.
+    if a.job == "selftest" and a.accel != "kvm" and not any(kv.startswith("level=") for kv in a.arg):
+        a.arg.append("level=quick")
+        print("qemu: selftest at level quick under TCG (--arg level=full for the whole matrix, "
+              "with a longer --timeout and --job-timeout)", flush=True)
     a.timeout = a.timeout or 120 + 20 * n
     a.boot_timeout = a.boot_timeout or 60 + 10 * n
     a.train_timeout = a.train_timeout or 60 + 5 * n

@@ -7,8 +7,8 @@
 
 namespace toroid {
 
-const char* const kCollJobOptions[] = {"coll",   "algo", "dtype",  "op",     "count",         "repro",
-                                       "data-seed", "root", "in-place", "input", "output", "buffer-blocks"};
+const char* const kCollJobOptions[] = {"coll",     "algo",  "dtype",  "op",            "count",   "repro", "data-seed",
+                                       "root",     "in-place", "input", "output", "buffer-blocks", "blocking"};
 const int kCollJobOptionCount = sizeof(kCollJobOptions) / sizeof(kCollJobOptions[0]);
 
 const char* coll_job_usage() {
@@ -29,6 +29,8 @@ const char* coll_job_usage() {
          "  --input FILE          raw little-endian input: one row per linear rank (count elements;\n"
          "                        nodes x count for scatter, alltoall, reduce-scatter)\n"
          "  --output FILE         write rank 0's output buffer there (raw, little-endian)\n"
+         "  --blocking yes|no     use the blocking calls (Comm::run, then a point-to-point ring with\n"
+         "                        blocking send/recv); real-time rigs only (host, qemu)\n"
          "  prints on every node: result node=X,Y,Z sha256=HEX (of its output buffer)\n";
 }
 
@@ -88,10 +90,12 @@ Result<CollJobSpec> parse_coll_args(const std::map<std::string, std::string>& ar
         if (n > UINT32_MAX) return error(Code::kInvalid, "--buffer-blocks %s is too large", v.c_str());
         j.spec.buffer_blocks = static_cast<uint32_t>(n);
       }
-    } else if (k == "in-place") {
-      if (v == "yes" || v == "1" || v == "true" || v.empty()) j.spec.in_place = true;
-      else if (v == "no" || v == "0" || v == "false") j.spec.in_place = false;
-      else return error(Code::kInvalid, "--in-place '%s': use yes or no", v.c_str());
+    } else if (k == "in-place" || k == "blocking") {
+      bool on;
+      if (v == "yes" || v == "1" || v == "true" || v.empty()) on = true;
+      else if (v == "no" || v == "0" || v == "false") on = false;
+      else return error(Code::kInvalid, "--%s '%s': use yes or no", k.c_str(), v.c_str());
+      (k == "in-place" ? j.spec.in_place : j.blocking) = on;
     } else if (k == "input") {
       j.input = v;
     } else if (k == "output") {
@@ -131,8 +135,36 @@ void CollJob::start() {
   }
   case_.prepare(s, comm.rank(), comm.size(), src_);
   t0_ = ctx_.loop.now();
+  if (job_.blocking) {
+    // Called from the node's loop: the blocking calls drive that loop
+    // themselves (it skips this job's poller while they wait).
+    Status st = comm.run(case_.args(), s.algo);
+    if (st) st = case_.verify();
+    if (st) st = p2p_ring();
+    end(st);
+    return;
+  }
   running_ = true;
   if (Status st = comm.start(case_.args(), s.algo); !st) end(st);
+}
+
+// Each rank sends "from R" to the next rank with the blocking-style send
+// (copied into a pooled buffer, returns at once) and receives from the
+// previous one with the blocking recv, which must carry that rank's number.
+Status CollJob::p2p_ring() {
+  Comm& comm = ctx_.comm;
+  const uint32_t n = comm.size(), r = comm.rank();
+  if (n == 1) return Status::ok();
+  const std::string msg = "from " + std::to_string(r);
+  if (Status st = comm.send((r + 1) % n, msg.data(), msg.size()); !st) return st;
+  std::vector<uint8_t> got;
+  if (Status st = comm.recv((r + n - 1) % n, &got); !st) return st;
+  const std::string want = "from " + std::to_string((r + n - 1) % n);
+  if (std::string(got.begin(), got.end()) != want)
+    return error(Code::kInternal, "point-to-point ring: got '%s', expected '%s'",
+                 std::string(got.begin(), got.end()).c_str(), want.c_str());
+  ctx_.log.info("point-to-point ring: blocking send/recv ok");
+  return Status::ok();
 }
 
 bool CollJob::poll() {

@@ -6,7 +6,7 @@
 // repro (none|fixed-order|exact), data-seed, root, in-place (yes|no),
 // buffer-blocks (xor-inplace m), input FILE (raw little-endian rows, one per
 // linear rank, row_elems() elements each: see coll_case.h), output FILE
-// (rank 0's output, raw).
+// (rank 0's output, raw), blocking (yes: the blocking calls, real-time rigs).
 #pragma once
 #include <map>
 #include <string>
@@ -19,6 +19,7 @@ namespace toroid {
 struct CollJobSpec {
   CaseSpec spec;
   std::string input, output;
+  bool blocking = false;  // Comm::run and blocking send/recv instead of start/test
 };
 // Every option checked here, with messages that name it.
 Result<CollJobSpec> parse_coll_args(const std::map<std::string, std::string>& args);
@@ -39,6 +40,7 @@ class CollJob final : public Job {
 
  private:
   void end(Status st);
+  Status p2p_ring();
   JobContext ctx_;
   CollJobSpec job_;
   colldata::Source src_;

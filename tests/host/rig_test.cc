@@ -330,6 +330,36 @@ TEST(HostRigMemif, SelftestPassesOn8Nodes) { check_selftest_passes(f, "2x2x2", "
 
 TEST(HostRigMemif, KilledNodeIsNamedAndItsNeighboursReportTheLinks) { check_kill(f, "memif"); }
 
+// The coll job on real node processes, with the blocking calls (Comm::run
+// drives the node's loop from inside the job, then a point-to-point ring of
+// blocking send/recv): the same fingerprints as the non-blocking run, on
+// every node.
+TEST(HostRigMemif, CollJobWithBlockingCalls) {
+  auto shas = [](const Run& r) {
+    std::vector<std::string> v;
+    size_t pos = 0;
+    while ((pos = r.out.find("sha256=", pos)) != std::string::npos) {
+      v.push_back(r.out.substr(pos + 7, 64));
+      pos += 7;
+    }
+    return v;
+  };
+  const std::string job = "--dims 2x2x1 --driver memif --job coll --coll allreduce --dtype double --count 3000 "
+                          "--data-seed 5 --repro exact";
+  Run a = f.rig(job, 60);
+  LONGS_EQUAL_TEXT(0, a.status, a.out.c_str());
+  Run b = f.rig(job + " --blocking yes", 60);
+  LONGS_EQUAL_TEXT(0, b.status, b.out.c_str());
+  CHECK_TEXT(b.has("point-to-point ring: blocking send/recv ok"), b.out.c_str());
+  const auto ha = shas(a), hb = shas(b);
+  UNSIGNED_LONGS_EQUAL(4, ha.size());
+  UNSIGNED_LONGS_EQUAL(4, hb.size());
+  for (size_t i = 0; i < 4; ++i) {
+    STRCMP_EQUAL(ha[0].c_str(), ha[i].c_str());
+    STRCMP_EQUAL(ha[0].c_str(), hb[i].c_str());
+  }
+}
+
 TEST(HostRigMemif, RemovedSocketFailsBothEndsByPort) {
   Run r = f.rig("--dims 2x1x1 --job selftest --quiet --driver memif --remove-socket 0,0,0:x+ --train-timeout 1s", 30);
   LONGS_EQUAL_TEXT(1, r.status, r.out.c_str());

@@ -173,6 +173,9 @@ TEST(SimCli, CollJobOptionErrorsNameTheOption) {
   o = sim("--dims 2x2x2 --job coll --coll allreduce --algo nope --quiet");
   LONGS_EQUAL(1, o.status);
   CHECK_TEXT(has(o, "unknown algorithm 'nope' (known: "), o.text.c_str());
+  o = sim("--dims 2x1x1 --job coll --coll allreduce --blocking yes --quiet");
+  LONGS_EQUAL(1, o.status);
+  CHECK_TEXT(has(o, "blocking waits need a real-time rig"), o.text.c_str());
   o = sim("--dims 3x3x1 --job coll --coll allreduce --algo cube300 --quiet");
   LONGS_EQUAL(1, o.status);
   CHECK_TEXT(has(o, "not applicable: needs a 2x2x2 communicator"), o.text.c_str());

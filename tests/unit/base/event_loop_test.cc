@@ -4,6 +4,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -90,6 +91,43 @@ TEST(EventLoop, RemovedPollerIsNotCalled) {
   (void)loop.run_once();
   LONGS_EQUAL(0, a.calls);
   LONGS_EQUAL(1, b.calls);
+}
+
+// A blocking wait called from inside a poller drives the loop itself: the
+// nested rounds run every other poller, skip the one on the stack (no
+// re-entry), and once it returns that poller is polled again as usual.
+namespace {
+struct Blocker : Poller {
+  EventLoop* loop;
+  CountingPoller* other;
+  int calls = 0, depth = 0, max_depth = 0;
+  bool poll() override {
+    ++calls;
+    max_depth = std::max(max_depth, ++depth);
+    if (calls == 1) {
+      Status st = loop->run_until([this] { return other->calls >= 5; }, kSec, "nested");
+      CHECK_TRUE(st.is_ok());
+    }
+    --depth;
+    return false;
+  }
+};
+}  // namespace
+
+TEST(EventLoop, NestedRoundsSkipThePollerOnTheStack) {
+  EventLoop loop(rclock);
+  CountingPoller other;
+  Blocker b;
+  b.loop = &loop;
+  b.other = &other;
+  loop.add_poller(&b);
+  loop.add_poller(&other);
+  (void)loop.run_once();
+  LONGS_EQUAL(1, b.calls);  // not re-entered by the nested rounds
+  LONGS_EQUAL(1, b.max_depth);
+  CHECK(other.calls >= 5);
+  (void)loop.run_once();
+  LONGS_EQUAL(2, b.calls);  // and polled again afterwards
 }
 
 TEST(EventLoop, RunOnceFiresDueTimers) {
