@@ -15,7 +15,7 @@ std::vector<const char*> preferences(const CommInfo& c, const CollArgs& a) {
   switch (a.kind) {
     case CollKind::kAllreduce:
       if (bytes <= kSmall) return {"tree", "recursive-doubling", "torus-fixed-order", "ring"};
-      if (bytes <= kTreeMax) return {"tree", "cube400", "rabenseifner", "ring"};
+      if (bytes <= kTreeMax) return {"cube400", "rabenseifner", "tree", "ring"};
       return {"cube400", "ring", "rabenseifner", "torus-fixed-order", "tree"};
     case CollKind::kReduce: return {"tree", "binomial"};
     case CollKind::kBcast:
