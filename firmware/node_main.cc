@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "base/args.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/tuning.h"
@@ -211,25 +212,9 @@ int usage_error(const std::string& msg) {
 
 // Returns -1 to go on, else an exit status.
 int parse_args(int argc, char** argv, NodeArgs* a) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string val;
-    bool inline_val = false;
-    const auto eq = arg.find('=');
-    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      val = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      inline_val = true;
-    }
-    auto need = [&](std::string* out) -> bool {
-      if (inline_val) {
-        *out = val;
-        return true;
-      }
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
+  for (ArgWalker w(argc, argv); w.next();) {
+    const std::string arg = w.arg();
+    auto need = [&](std::string* out) { return w.value(out); };
     auto duration = [&](uint64_t* out) -> int {
       std::string v;
       if (!need(&v)) return usage_error("option " + arg + " needs a value");

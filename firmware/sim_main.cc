@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/args.h"
 #include "base/log.h"
 #include "firmware/job.h"
 #include "firmware/jobs/bench_job.h"
@@ -81,22 +82,10 @@ int main(int argc, char** argv) {
   SimOptions opt;
   bool have_dims = false, have_job = false;
   std::string faults_spec;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string val;
-    const auto eq = arg.find('=');
-    bool inline_val = false;
-    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      val = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      inline_val = true;
-    }
-    auto need = [&](std::string* out) -> bool {
-      if (inline_val) { *out = val; return true; }
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
+  for (ArgWalker w(argc, argv); w.next();) {
+    const std::string arg = w.arg();
+    const bool inline_val = w.has_inline();
+    auto need = [&](std::string* out) { return w.value(out); };
     if (arg == "--help" || arg == "-h") {
       fputs(kUsage, stdout);
       fputs("\n", stdout);

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "base/args.h"
 #include "base/clock.h"
 #include "firmware/host_port_factory.h"
 #include "firmware/rig/bench_report.h"
@@ -307,15 +308,9 @@ int main(int argc, char** argv) {
     fprintf(stderr, "toroid-linkbench: %s\n(toroid-linkbench --help for usage)\n", m.c_str());
     return 2;
   };
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i], v;
-    const auto eq = a.find('=');
-    bool inline_val = false;
-    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      v = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      inline_val = true;
-    }
+  for (ArgWalker w(argc, argv); w.next();) {
+    const std::string a = w.arg();
+    std::string v;
     if (a == "--help" || a == "-h") {
       fputs(kUsage, stdout);
       return 0;
@@ -324,10 +319,7 @@ int main(int argc, char** argv) {
       verbose = true;
       continue;
     }
-    if (!inline_val) {
-      if (i + 1 >= argc) return usage("option " + a + " needs a value");
-      v = argv[++i];
-    }
+    if (!w.value(&v)) return usage("option " + a + " needs a value");
     if (a == "--driver") {
       if (v != "memif" && v != "uring") return usage("--driver '" + v + "': use memif or uring");
       driver = v;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/args.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "firmware/job.h"
@@ -99,25 +100,10 @@ int main(int argc, char** argv) {
   RigOptions opt;
   bool have_dims = false, have_job = false;
   std::string kill_spec, remove_spec;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string val;
-    bool inline_val = false;
-    const auto eq = arg.find('=');
-    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      val = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      inline_val = true;
-    }
-    auto need = [&](std::string* out) -> bool {
-      if (inline_val) {
-        *out = val;
-        return true;
-      }
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
+  for (ArgWalker w(argc, argv); w.next();) {
+    const std::string arg = w.arg();
+    const bool inline_val = w.has_inline();
+    auto need = [&](std::string* out) { return w.value(out); };
     std::string v;
     auto duration = [&](uint64_t* out, bool allow_zero) -> bool {
       return parse_duration_ns(v.c_str(), out) && (allow_zero || *out > 0);
