@@ -7,7 +7,7 @@
 namespace toroid {
 
 std::string tree_allgather_applicable(const CommInfo& comm, const CollArgs& args) {
-  if (!comm.has_tree) return "needs the combine network (no tree class spans this communicator)";
+  if (const char* why = tree_missing(comm)) return why;
   auto codec = schedule::plan_tree_bytes(AluOp::kAdd, args.count * args.esize * comm.size, comm.size);
   return codec ? std::string() : codec.status().message();
 }
@@ -27,19 +27,7 @@ Status TreeAllgather::start(Comm& comm, const CollArgs& args) {
     if (!args.in_place()) std::memmove(recv + slot, args.send, block);
     std::memset(recv + slot + block, 0, total - slot - block);
   }
-  Status st = run_.start(comm.tree(), comm.tree_class(), *codec, recv, recv, "allgather tree");
-  if (!st) return st;
-  if (run_.done()) finish(run_.status());
-  return Status::ok();
+  return launch(comm, *codec, recv, recv, "allgather tree");
 }
-
-bool TreeAllgather::progress() {
-  if (done_) return false;
-  const bool moved = run_.progress();
-  if (run_.done()) finish(run_.status());
-  return moved;
-}
-
-std::string TreeAllgather::waiting_for() const { return run_.waiting_for(); }
 
 }  // namespace toroid

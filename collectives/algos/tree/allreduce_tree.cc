@@ -7,7 +7,7 @@
 namespace toroid {
 
 std::string tree_allreduce_applicable(const CommInfo& comm, const CollArgs& args) {
-  if (!comm.has_tree) return "needs the combine network (no tree class spans this communicator)";
+  if (const char* why = tree_missing(comm)) return why;
   return schedule::tree_reduce_unsupported(args.dtype, args.op, args.red, args.count, comm.size);
 }
 
@@ -21,19 +21,7 @@ Status TreeAllreduce::start(Comm& comm, const CollArgs& args) {
   }
   auto codec = schedule::plan_tree_reduce(args.dtype, args.op, args.red, args.count, comm.size());
   if (!codec) return error(codec.status().code(), "allreduce tree: %s", codec.status().message().c_str());
-  Status st = run_.start(comm.tree(), comm.tree_class(), *codec, args.input(), args.recv, "allreduce tree");
-  if (!st) return st;
-  if (run_.done()) finish(run_.status());
-  return Status::ok();
+  return launch(comm, *codec, args.input(), args.recv, "allreduce tree");
 }
-
-bool TreeAllreduce::progress() {
-  if (done_) return false;
-  const bool moved = run_.progress();
-  if (run_.done()) finish(run_.status());
-  return moved;
-}
-
-std::string TreeAllreduce::waiting_for() const { return run_.waiting_for(); }
 
 }  // namespace toroid

@@ -30,20 +30,10 @@ namespace toroid {
 
 std::string tree_allreduce_applicable(const CommInfo& comm, const CollArgs& args);
 
-class TreeAllreduce final : public CollAlgo {
+class TreeAllreduce final : public TreeAlgo {
  public:
   Status start(Comm& comm, const CollArgs& args) override;
-  bool progress() override;
-  std::string waiting_for() const override;
-  // Stops the combine network's operation at once: it no longer touches the buffers.
-  void abort() override {
-    run_.abort();
-    CollAlgo::abort();
-  }
-  const TreeRunner& runner() const { return run_; }
 
- private:
-  TreeRunner run_;
 };
 
 }  // namespace toroid

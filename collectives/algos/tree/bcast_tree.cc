@@ -7,7 +7,7 @@
 namespace toroid {
 
 std::string tree_bcast_applicable(const CommInfo& comm, const CollArgs& args) {
-  if (!comm.has_tree) return "needs the combine network (no tree class spans this communicator)";
+  if (const char* why = tree_missing(comm)) return why;
   auto codec = schedule::plan_tree_bytes(AluOp::kOr, args.count * args.esize, comm.size);
   return codec ? std::string() : codec.status().message();
 }
@@ -19,19 +19,7 @@ Status TreeBcast::start(Comm& comm, const CollArgs& args) {
   if (!codec) return error(codec.status().code(), "bcast tree: %s", codec.status().message().c_str());
   if (bytes > 0 && !args.recv) return error(Code::kInvalid, "bcast tree: no buffer");
   if (comm.rank() != args.root && bytes > 0) std::memset(args.recv, 0, bytes);
-  Status st = run_.start(comm.tree(), comm.tree_class(), *codec, args.recv, args.recv, "bcast tree");
-  if (!st) return st;
-  if (run_.done()) finish(run_.status());
-  return Status::ok();
+  return launch(comm, *codec, args.recv, args.recv, "bcast tree");
 }
-
-bool TreeBcast::progress() {
-  if (done_) return false;
-  const bool moved = run_.progress();
-  if (run_.done()) finish(run_.status());
-  return moved;
-}
-
-std::string TreeBcast::waiting_for() const { return run_.waiting_for(); }
 
 }  // namespace toroid

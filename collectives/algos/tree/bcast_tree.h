@@ -21,19 +21,10 @@ namespace toroid {
 
 std::string tree_bcast_applicable(const CommInfo& comm, const CollArgs& args);
 
-class TreeBcast final : public CollAlgo {
+class TreeBcast final : public TreeAlgo {
  public:
   Status start(Comm& comm, const CollArgs& args) override;
-  bool progress() override;
-  std::string waiting_for() const override;
-  // Stops the combine network's operation at once: it no longer touches the buffers.
-  void abort() override {
-    run_.abort();
-    CollAlgo::abort();
-  }
 
- private:
-  TreeRunner run_;
 };
 
 }  // namespace toroid

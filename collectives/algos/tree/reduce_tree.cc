@@ -28,19 +28,7 @@ Status TreeReduce::start(Comm& comm, const CollArgs& args) {
   }
   const void* in = args.input();
   if (args.count > 0 && !in) return error(Code::kInvalid, "reduce tree: no input buffer");
-  Status st = run_.start(comm.tree(), comm.tree_class(), *codec, in, out, "reduce tree");
-  if (!st) return st;
-  if (run_.done()) finish(run_.status());
-  return Status::ok();
+  return launch(comm, *codec, in, out, "reduce tree");
 }
-
-bool TreeReduce::progress() {
-  if (done_) return false;
-  const bool moved = run_.progress();
-  if (run_.done()) finish(run_.status());
-  return moved;
-}
-
-std::string TreeReduce::waiting_for() const { return run_.waiting_for(); }
 
 }  // namespace toroid

@@ -17,19 +17,11 @@ namespace toroid {
 
 std::string tree_reduce_applicable(const CommInfo& comm, const CollArgs& args);
 
-class TreeReduce final : public CollAlgo {
+class TreeReduce final : public TreeAlgo {
  public:
   Status start(Comm& comm, const CollArgs& args) override;
-  bool progress() override;
-  std::string waiting_for() const override;
-  // Stops the combine network's operation at once: it no longer touches the buffers.
-  void abort() override {
-    run_.abort();
-    CollAlgo::abort();
-  }
 
  private:
-  TreeRunner run_;
   std::vector<uint8_t> scratch_;  // the result on non-root nodes
 };
 

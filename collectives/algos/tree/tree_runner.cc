@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "collectives/comm.h"
 #include "netstack/tree/combine.h"
 
 namespace toroid {
@@ -82,6 +83,24 @@ void TreeRunner::abort() {
   if (done_) return;
   if (engine_) engine_->cancel(cls_, error(Code::kAborted, "%s: abandoned by its communicator", what_));
   done_ = true;
+}
+
+bool TreeAlgo::progress() {
+  if (done_) return false;
+  const bool moved = run_.progress();
+  if (run_.done()) finish(run_.status());
+  return moved;
+}
+
+Status TreeAlgo::launch(Comm& comm, const schedule::TreeCodec& codec, const void* in, void* out, const char* what) {
+  Status st = run_.start(comm.tree(), comm.tree_class(), codec, in, out, what);
+  if (!st) return st;
+  if (run_.done()) finish(run_.status());
+  return Status::ok();
+}
+
+const char* tree_missing(const CommInfo& comm) {
+  return comm.has_tree ? nullptr : "needs the combine network (no tree class spans this communicator)";
 }
 
 }  // namespace toroid

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "collectives/coll.h"
 #include "collectives/schedule/tree_codec.h"
 #include "collectives/tree_float_sum.h"
 
@@ -62,5 +63,28 @@ class TreeRunner {
   bool done_ = true;
   Status status_;
 };
+
+// The shared part of the tree group's algorithms (allreduce, reduce, bcast,
+// allgather tree): one TreeRunner pass per operation. A subclass's start()
+// checks its arguments, prepares its buffers and calls launch().
+class TreeAlgo : public CollAlgo {
+ public:
+  bool progress() final;
+  std::string waiting_for() const final { return run_.waiting_for(); }
+  // Stops the combine network's operation at once: it no longer touches the buffers.
+  void abort() final {
+    run_.abort();
+    CollAlgo::abort();
+  }
+  const TreeRunner& runner() const { return run_; }
+
+ protected:
+  Status launch(Comm& comm, const schedule::TreeCodec& codec, const void* in, void* out, const char* what);
+  TreeRunner run_;
+};
+
+// Why the tree algorithms cannot run on `comm`, or nullptr when a
+// combine-network class spans it.
+const char* tree_missing(const CommInfo& comm);
 
 }  // namespace toroid
