@@ -73,6 +73,11 @@ Node& SimRig::node(uint32_t rank) { return *nodes_[rank]->node; }
 
 Status SimRig::build() {
   const Dims& dims = opt_.dims;
+  // The world tree every node installs from its own entry (Node), checked
+  // here once for the partition: O(nodes), where a check per node would
+  // cost O(nodes^2).
+  if (Status st = verify_route(make_tree_route(dims, coord_of(0, dims))); !st)
+    return error(st.code(), "sim: world tree: %s", st.message().c_str());
   fabric_ = std::make_unique<SimFabric>(opt_.seed, opt_.link, opt_.faults);
   const auto cabling = default_ports(dims, "sim");
   const uint32_t n = dims.nodes();
