@@ -43,6 +43,8 @@ const char kUsage[] =
     "                        miswired cable; link training must catch it); repeatable\n"
     "  --time-limit D        virtual time limit (default 10s)\n"
     "  --job-timeout D       a job's own deadline (default 1s virtual)\n"
+    "  --threads N           scheduler threads, 1..64 (default 1); the run, its trace\n"
+    "                        hash and counters are the same for every N\n"
     "\n"
     "self-test job (--job selftest):\n"
     "  --level full|quick    quick: no datatype x op sweep, no 1 MiB cases (default full)\n"
@@ -111,7 +113,7 @@ int main(int argc, char** argv) {
       opt.job_args[arg.substr(2)] = v;
     } else if (arg == "--dims" || arg == "--job" || arg == "--seed" || arg == "--faults" ||
                arg == "--link-latency" || arg == "--link-bw" || arg == "--swap-ports" || arg == "--time-limit" ||
-               arg == "--log-level" || arg == "--job-timeout" || arg == "--vc-credits") {
+               arg == "--log-level" || arg == "--job-timeout" || arg == "--vc-credits" || arg == "--threads") {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
       if (arg == "--dims") {
@@ -154,6 +156,11 @@ int main(int argc, char** argv) {
         const unsigned long c = std::strtoul(v.c_str(), &end, 10);
         if (v.empty() || *end || c < 1 || c > 1024) return usage_error("--vc-credits '%s' must be 1..1024", v);
         opt.vc_credits = static_cast<uint16_t>(c);
+      } else if (arg == "--threads") {
+        char* end = nullptr;
+        const unsigned long t = std::strtoul(v.c_str(), &end, 10);
+        if (v.empty() || *end || t < 1 || t > 64) return usage_error("--threads '%s' must be 1..64", v);
+        opt.threads = static_cast<uint32_t>(t);
       } else if (arg == "--log-level") {
         LogLevel lvl;
         if (!parse_log_level(v, &lvl)) return usage_error("--log-level '%s': use error, warn, info or debug", v);

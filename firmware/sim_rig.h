@@ -39,7 +39,8 @@ struct SimOptions {
   Dateline dateline = Dateline::kOn;    // kOff: test flag showing the deadlock it prevents
   uint16_t vc_credits = 0;              // receive buffers per VC (0: tuning default)
   bool log_boot = true;                 // every node's boot lines
-  bool progress = true;                 // a progress line every few wall seconds
+  bool progress = true;                 // a progress line at most once a wall second
+  uint32_t threads = 1;                 // scheduler threads (regions of nodes)
 };
 
 struct SimSummary {
@@ -75,6 +76,7 @@ class SimRig {
   SimOptions opt_;
   std::unique_ptr<SimFabric> fabric_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
+  std::vector<uint32_t> region_of_;  // rank -> scheduler region (thread)
 };
 
 }  // namespace toroid

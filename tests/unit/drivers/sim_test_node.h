@@ -49,9 +49,9 @@ struct RxRecord {
 
 class TestNode final : public SimEndpoint {
  public:
-  TestNode(SimFabric& fabric, uint32_t buf_size = 2048, uint32_t max_packets = 8192)
+  TestNode(SimFabric& fabric, uint32_t buf_size = 2048, uint32_t max_packets = 8192, uint32_t region = 0)
       : pool(buf_size, max_packets), fabric_(fabric) {
-    id = fabric.add_node(this);
+    id = fabric.add_node(this, region);
   }
   ~TestNode() override {
     for (auto& s : streams_)
@@ -160,10 +160,10 @@ struct Rig {
   std::vector<std::unique_ptr<TestNode>> nodes;  // destroyed after `fabric`
   SimFabric fabric;
 
-  explicit Rig(uint64_t seed, LinkModel model = LinkModel{}, FaultPlan plan = FaultPlan{})
-      : fabric(seed, model, std::move(plan)) {}
-  TestNode& add_node() {
-    nodes.push_back(std::make_unique<TestNode>(fabric));
+  explicit Rig(uint64_t seed, LinkModel model = LinkModel{}, FaultPlan plan = FaultPlan{}, uint32_t regions = 1)
+      : fabric(seed, model, std::move(plan), regions) {}
+  TestNode& add_node(uint32_t region = 0) {
+    nodes.push_back(std::make_unique<TestNode>(fabric, 2048, 8192, region));
     return *nodes.back();
   }
   // A new port on each node, cabled together; returns the link id.
