@@ -101,7 +101,7 @@ void fold(uint64_t* h, bool* touched, uint64_t a, uint64_t b, uint64_t c) {
 // ---- SimPort ----------------------------------------------------------------
 
 SimPort::SimPort(SimFabric* fabric, uint32_t node, uint32_t id, std::string name, PacketPool* pool)
-    : fabric_(fabric), node_(node), id_(id), pool_(pool), wire_(std::make_unique<SimWireQueue>()) {
+    : fabric_(fabric), node_(node), id_(id), pool_(pool) {
   info_.name = std::move(name);
   info_.driver = "sim";
 }
@@ -202,9 +202,9 @@ SimPort* SimFabric::add_port(uint32_t node, std::string name, PacketPool* pool, 
   p->local_ = n.nports++;
   p->region_ = regions_[n.region].get();
   p->info_.max_frame = max_frame;
-  if (n.first_port == ~0u) n.first_port = id;
-  else ports_[n.last_port]->next_on_node_ = id;
-  n.last_port = id;
+  if (!n.first_port) n.first_port = p;
+  else n.last_port->next_on_node_ = p;
+  n.last_port = p;
   return p;
 }
 
@@ -283,8 +283,9 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
       continue;
     }
     uint32_t charged = p->len;
-    const uint8_t ch = model_.classify ? model_.classify(p->data(), p->len, &charged) : 0;
-    uint64_t& busy = h.busy_until[ch < kSimChannels ? ch : 0];
+    uint8_t ch = model_.classify ? model_.classify(p->data(), p->len, &charged) : 0;
+    if (ch >= kSimChannels) ch = 0;
+    uint64_t& busy = h.busy_until[ch];
     if (busy > now && busy - now > model_.tx_backlog_ns) {
       // Backlog full: the caller keeps pkts[i..n). Come back when it has
       // drained to exactly the limit, so the retry is taken.
@@ -297,10 +298,13 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
     from->stats_.tx_bytes += p->len;
 
     const uint64_t start = busy > now ? busy : now;
-    const auto ser = static_cast<uint64_t>(std::ceil(static_cast<double>(charged) / model_.channel_bw(ch)));
-    const uint64_t done = start + ser;
-    busy = done;
-    uint64_t arrival = done + model_.channel_latency(ch) + plan_.delay_ns;
+    const double bw = model_.channel_bw(ch);
+    const auto ser = static_cast<uint64_t>(std::ceil(static_cast<double>(charged) / bw));
+    const uint32_t head = model_.channel_head(ch);
+    const uint64_t head_ser =
+        head >= charged ? ser : static_cast<uint64_t>(std::ceil(static_cast<double>(head) / bw));
+    busy = start + ser;
+    uint64_t arrival = start + head_ser + model_.channel_latency(ch) + plan_.delay_ns;
     const uint64_t order = h.frames++;
     SimPort* to = link.end[1 - d];
 
@@ -362,7 +366,7 @@ void SimFabric::post(SimRegion& from, SimPort* to, uint64_t arrival, uint64_t or
   const SimWire w{arrival, order, static_cast<SimFrame*>(frame)};
   SimRegion& dst = *to->region_;
   if (&dst == &from || !parallel_) {
-    to->wire_->insert(w);
+    to->wire_.insert(w);
     touch(dst, to->node_, arrival);
     return;
   }

@@ -51,15 +51,25 @@ class SimEndpoint {
 // collective network and the barrier network of Blue Gene/L).
 constexpr int kSimChannels = 3;
 
+// A frame's arrival at the next node: start + ser(min(charged, head_bytes))
+// + latency, where start is when its channel's transmitter is free; the
+// transmitter stays busy for ser(charged). head_bytes = kWholeFrame is
+// store-and-forward (the whole frame, then the latency); a small value
+// models virtual cut-through (the next router acts on the head while the
+// tail still streams in); 0 makes the hop cost its latency alone.
+constexpr uint32_t kWholeFrame = ~uint32_t{0};
+
 struct LinkChannel {
   uint64_t latency_ns = tuning::kSimLinkLatencyNs;
   double bytes_per_ns = tuning::kSimLinkBytesPerNs;  // 1.0 = 1 GB/s
+  uint32_t head_bytes = kWholeFrame;
 };
 
 struct LinkModel {
   // Channel 0 (every frame, unless `classify` says otherwise).
   uint64_t latency_ns = tuning::kSimLinkLatencyNs;
   double bytes_per_ns = tuning::kSimLinkBytesPerNs;
+  uint32_t head_bytes = kWholeFrame;
   uint64_t tx_backlog_ns = tuning::kSimTxBacklogNs;  // tx_burst refuses beyond this
   // Optional: which channel carries a frame, and how many bytes it occupies
   // that channel's wire for (`charged`, e.g. the frame as that network would
@@ -71,6 +81,7 @@ struct LinkModel {
 
   uint64_t channel_latency(int c) const { return c == 0 ? latency_ns : extra[c - 1].latency_ns; }
   double channel_bw(int c) const { return c == 0 ? bytes_per_ns : extra[c - 1].bytes_per_ns; }
+  uint32_t channel_head(int c) const { return c == 0 ? head_bytes : extra[c - 1].head_bytes; }
   // The smallest latency of a channel in use: the parallel scheduler's lookahead.
   uint64_t min_latency() const;
 };
@@ -96,7 +107,44 @@ extern const int kFabricStatsFieldCount;
 
 class SimFabric;
 struct SimRegion;
-struct SimWireQueue;
+struct SimFrame;
+
+// Frames on their way to one port, in (arrival, transmit order). Frames of
+// one direction usually arrive in the order they were sent, so an insert is
+// almost always an append; jitter, reorder holds and duplicates insert a
+// little further up.
+struct SimWire {
+  uint64_t arrival;
+  uint64_t order;  // per-direction transmit sequence
+  SimFrame* frame;
+  bool before(const SimWire& o) const { return arrival != o.arrival ? arrival < o.arrival : order < o.order; }
+};
+
+struct SimWireQueue {
+  std::vector<SimWire> v;
+  uint32_t head = 0;
+  bool empty() const { return head == v.size(); }
+  const SimWire& front() const { return v[head]; }
+  void pop() {
+    if (++head == v.size()) {
+      v.clear();
+      head = 0;
+    } else if (head >= 64 && head * 2 >= v.size()) {
+      v.erase(v.begin(), v.begin() + head);
+      head = 0;
+    }
+  }
+  void insert(const SimWire& w) {
+    v.push_back(w);
+    size_t i = v.size() - 1;
+    while (i > head && w.before(v[i - 1])) {
+      v[i] = v[i - 1];
+      --i;
+    }
+    v[i] = w;
+  }
+};
+
 
 class SimPort final : public Port {
  public:
@@ -121,7 +169,7 @@ class SimPort final : public Port {
   SimRegion* region_ = nullptr;  // its node's region: clock, arena, counters
   uint32_t node_;
   uint32_t id_;
-  uint32_t next_on_node_ = ~0u;  // the node's next port (fabric port id)
+  SimPort* next_on_node_ = nullptr;  // the node's next port
   uint16_t local_ = 0;
   int32_t link_ = -1;   // index into fabric links; -1 = unconnected
   int side_ = 0;        // which end of the link (0 or 1)
@@ -131,7 +179,7 @@ class SimPort final : public Port {
   std::vector<Packet*> rx_;
   uint32_t rx_head_ = 0;
   uint32_t rx_count_ = 0;
-  std::unique_ptr<SimWireQueue> wire_;  // frames on their way to this port
+  SimWireQueue wire_;  // frames on their way to this port
   // Trace streams: what happened to frames this port sent, and to frames
   // arriving at it (folded into trace_hash() in port order).
   uint64_t tx_trace_ = 0, rx_trace_ = 0;

@@ -65,42 +65,6 @@ class SimFrameArena {
   std::vector<void*> chunks_;
 };
 
-// Frames on their way to one port, in (arrival, transmit order). Frames of
-// one direction usually arrive in the order they were sent, so an insert is
-// almost always an append; jitter, reorder holds and duplicates insert a
-// little further up.
-struct SimWire {
-  uint64_t arrival;
-  uint64_t order;  // per-direction transmit sequence
-  SimFrame* frame;
-  bool before(const SimWire& o) const { return arrival != o.arrival ? arrival < o.arrival : order < o.order; }
-};
-
-struct SimWireQueue {
-  std::vector<SimWire> v;
-  uint32_t head = 0;
-  bool empty() const { return head == v.size(); }
-  const SimWire& front() const { return v[head]; }
-  void pop() {
-    if (++head == v.size()) {
-      v.clear();
-      head = 0;
-    } else if (head >= 64 && head * 2 >= v.size()) {
-      v.erase(v.begin(), v.begin() + head);
-      head = 0;
-    }
-  }
-  void insert(const SimWire& w) {
-    v.push_back(w);
-    size_t i = v.size() - 1;
-    while (i > head && w.before(v[i - 1])) {
-      v[i] = v[i - 1];
-      --i;
-    }
-    v[i] = w;
-  }
-};
-
 // A frame for a port of another region, posted during a window.
 struct SimMail {
   uint32_t port;
@@ -187,7 +151,8 @@ struct SimFabric::NodeRec {
   uint64_t key = kNever;      // min(wake_at, earliest arrival at its ports)
   uint32_t heap_pos = ~0u;    // index in its region's heap, ~0 if not there
   uint32_t region = 0;
-  uint32_t first_port = ~0u, last_port = ~0u;
+  SimPort* first_port = nullptr;  // its ports, linked by SimPort::next_on_node_
+  SimPort* last_port = nullptr;
   uint16_t nports = 0;
 };
 

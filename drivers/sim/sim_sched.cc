@@ -33,8 +33,8 @@ double wall_seconds() {
 
 uint64_t SimFabric::node_key(const NodeRec& n) const {
   uint64_t k = n.wake_at;
-  for (uint32_t id = n.first_port; id != ~0u; id = ports_[id]->next_on_node_) {
-    const SimWireQueue& q = *ports_[id]->wire_;
+  for (const SimPort* p = n.first_port; p; p = p->next_on_node_) {
+    const SimWireQueue& q = p->wire_;
     if (!q.empty() && q.front().arrival < k) k = q.front().arrival;
   }
   return k;
@@ -130,9 +130,8 @@ void SimFabric::process_node(SimRegion& r, uint32_t node) {
   r.clock.set(t);
   bool delivered = false;
   uint64_t arrivals = 0;
-  for (uint32_t id = n.first_port; id != ~0u; id = ports_[id]->next_on_node_) {
-    SimPort* p = ports_[id].get();
-    SimWireQueue& q = *p->wire_;
+  for (SimPort* p = n.first_port; p; p = p->next_on_node_) {
+    SimWireQueue& q = p->wire_;
     while (!q.empty() && q.front().arrival <= t) {
       SimFrame* f = q.front().frame;
       q.pop();
@@ -190,7 +189,7 @@ void SimFabric::drain_mail(SimRegion& r, uint32_t parity) {
     std::vector<SimMail>& box = src->out[parity][r.id];
     for (const SimMail& m : box) {
       SimPort* p = ports_[m.port].get();
-      p->wire_->insert(m.wire);
+      p->wire_.insert(m.wire);
       touch(r, p->node_, m.wire.arrival);
     }
     box.clear();

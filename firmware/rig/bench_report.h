@@ -12,6 +12,7 @@
 // A barrier moves no data: no bandwidth. A row without every node's
 // repetitions gets no figure, only a note saying why.
 #pragma once
+#include "base/json.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,8 +64,8 @@ std::vector<BenchRow> aggregate_bench(const std::vector<BenchRecord>& recs, uint
 std::string format_bytes(uint64_t b);
 // The table, one string per line (header first).
 std::vector<std::string> bench_table(const std::vector<BenchRow>& rows);
-// A JSON string literal of s.
-std::string json_str(const std::string& s);
+// JSON string literals: base/json.h.
+using toroid::json_str;
 // A JSON array, one record per row:
 //   {"coll", "algo", "nodes", "bytes", "reps", "lat_us": {"min","median","max"},
 //    "algbw_gbps", "busbw_gbps", plus every extra key with its value, which
