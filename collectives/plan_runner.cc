@@ -1,5 +1,6 @@
 #include "collectives/plan_runner.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -26,6 +27,9 @@ Status PlanAlgo::start(Comm& comm, const CollArgs& args) {
   handles_.clear();
   handles_.reserve(most_sends);
   got_.assign(most_recvs, 0);
+  clear_.assign(most_recvs, 0);
+  prev_same_peer_.assign(most_recvs, -1);
+  by_peer_.reserve(most_recvs);
   arrivals_.clear();
   step_ = 0;
   if (plan_.steps.empty()) {
@@ -67,6 +71,16 @@ bool PlanAlgo::begin_step() {
     handles_.push_back(*h);
   }
   std::fill(got_.begin(), got_.end(), 0);
+  if (st.first_come) {
+    std::fill(clear_.begin(), clear_.end(), 0);
+    by_peer_.clear();
+    for (uint32_t i = 0; i < st.recvs.size(); ++i) by_peer_.push_back(uint64_t{st.recvs[i].peer} << 32 | i);
+    std::sort(by_peer_.begin(), by_peer_.end());
+    for (size_t k = 0; k < by_peer_.size(); ++k) {
+      const bool same = k > 0 && (by_peer_[k] >> 32) == (by_peer_[k - 1] >> 32);
+      prev_same_peer_[by_peer_[k] & 0xffffffffu] = same ? static_cast<int32_t>(by_peer_[k - 1] & 0xffffffffu) : -1;
+    }
+  }
   next_recv_ = 0;
   recvs_done_ = 0;
   phase_ = Phase::kRecv;
@@ -154,10 +168,14 @@ bool PlanAlgo::progress() {
     if (st.first_come) {
       for (uint32_t i = 0; i < st.recvs.size() && !done_; ++i) {
         if (got_[i]) continue;
-        // Two receives from one peer complete in list order.
-        bool earlier_pending = false;
-        for (uint32_t j = 0; j < i; ++j) earlier_pending |= !got_[j] && st.recvs[j].peer == st.recvs[i].peer;
-        if (earlier_pending || overlaps_pending_send(st.recvs[i]) || !take(st.recvs[i])) continue;
+        // Two receives from one peer complete in list order (the previous
+        // one done means every earlier one is).
+        if (prev_same_peer_[i] >= 0 && !got_[prev_same_peer_[i]]) continue;
+        if (!clear_[i]) {
+          if (overlaps_pending_send(st.recvs[i])) continue;
+          clear_[i] = 1;
+        }
+        if (!take(st.recvs[i])) continue;
         got_[i] = 1;
         ++recvs_done_;
         arrivals_.push_back(st.recvs[i].peer);

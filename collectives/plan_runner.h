@@ -48,6 +48,13 @@ class PlanAlgo : public CollAlgo {
   std::vector<uint8_t> tmp_;
   std::vector<uint32_t> handles_;   // sends of the current step (0: known to have left)
   std::vector<uint8_t> got_;        // receives of the current step completed
+  // First-come steps (receives from every peer at once): per receive, known
+  // clear of the step's pending sends (that only ever becomes true), and the
+  // previous receive from the same peer (-1: none), so a poll costs O(receives),
+  // not O(receives x sends).
+  std::vector<uint8_t> clear_;
+  std::vector<int32_t> prev_same_peer_;
+  std::vector<uint64_t> by_peer_;   // scratch: (peer, index) sorted
   std::vector<uint32_t> arrivals_;
   Messenger::Message msg_;
   uint32_t step_ = 0;
