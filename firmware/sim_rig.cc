@@ -1,20 +1,12 @@
 #include "firmware/sim_rig.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
 
 #include "collectives/comm.h"
 
 namespace toroid {
-
-namespace {
-double wall_seconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
 Result<PortSwap> parse_port_swap(const std::string& s, const Dims& dims) {
   const auto colon = s.find(':');

@@ -1,6 +1,5 @@
 #include "firmware/sim_scaling.h"
 
-#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -10,11 +9,6 @@
 namespace toroid {
 
 namespace {
-
-double wall_seconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 // Every node starts the operation at this virtual instant, well after the
 // last link trained, so an operation's time is its own, from a common start.

@@ -149,6 +149,9 @@ std::vector<Dir> tree_down(const ClassRoute& r, const Coord& c);
 // ever arrives on. For kTree also: the root accepts only local, every other
 // node exactly one dir, and up links lead to the root without a cycle.
 Status verify_route(const ClassRoute& r);
+// A whole tree route as an engine installs it: of kind kTree, over `dims`,
+// and passing verify_route; the message says what is wrong.
+Status check_tree_route(const ClassRoute& tree, const Dims& dims);
 // Several classes at once (for one partition): each verified, and all must
 // share one Dims; at most kMaxClasses - 1 routes. The reason names the index.
 Status verify_table_set(const std::vector<ClassRoute>& routes);

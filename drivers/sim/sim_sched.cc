@@ -16,18 +16,10 @@
 // window's parity and merged after the next barrier. Mailboxes and the
 // published minima are double-buffered by window parity, so one barrier per
 // window is enough.
-#include <chrono>
 
 #include "drivers/sim/sim_internal.h"
 
 namespace toroid {
-
-namespace {
-double wall_seconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
 // ---- node heap --------------------------------------------------------------
 

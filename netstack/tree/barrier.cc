@@ -77,13 +77,8 @@ BarrierNet::~BarrierNet() {
 }
 
 Status BarrierNet::set_tree(uint8_t cls, const ClassRoute& tree) {
-  if (tree.kind != ClassRoute::Kind::kTree)
-    return error(Code::kInvalid, "barrier: class %u: a %s route is not a tree", cls, kind_name(tree.kind));
-  if (!(tree.dims == net_.dims()))
-    return error(Code::kInvalid, "barrier: class %u: tree over %s on a %s partition", cls,
-                 tree.dims.to_string().c_str(), net_.dims().to_string().c_str());
-  Status st = verify_route(tree);
-  if (!st) return error(st.code(), "barrier: class %u: %s", cls, st.message().c_str());
+  if (Status st = check_tree_route(tree, net_.dims()); !st)
+    return error(st.code(), "barrier: class %u: %s", cls, st.message().c_str());
   return set_tree(cls, tree.at(net_.me()));
 }
 

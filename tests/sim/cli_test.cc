@@ -36,6 +36,17 @@ Out sim(const std::string& args) {
 
 bool has(const Out& o, const char* s) { return o.text.find(s) != std::string::npos; }
 
+std::string read_file(const std::string& path) {
+  std::string s;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return s;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
 }  // namespace
 
 TEST_GROUP(SimCli){};
@@ -97,17 +108,6 @@ TEST(SimCli, HelpDescribesTheContractForms) {
 }
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::string s;
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return s;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  std::fclose(f);
-  return s;
-}
 
 // The sha256 values of the "result node=... sha256=HEX" lines.
 std::vector<std::string> shas(const Out& o) {
@@ -183,24 +183,22 @@ TEST(SimCli, CollJobOptionErrorsNameTheOption) {
 }
 
 TEST(SimCli, ThreadsLinkModelAndScalingOptionsAreChecked) {
-  Out o = sim("--dims 2x2x2 --job train --threads 0");
-  LONGS_EQUAL(2, o.status);
-  CHECK_TEXT(has(o, "--threads '0' must be 1..64"), o.text.c_str());
-  o = sim("--dims 2x2x2 --job train --link-model cray");
-  LONGS_EQUAL(2, o.status);
-  CHECK_TEXT(has(o, "--link-model 'cray': known models are default, bgl"), o.text.c_str());
-  o = sim("--dims 2x2x2,4x4x4 --job train");
-  LONGS_EQUAL(2, o.status);
-  CHECK_TEXT(has(o, "a list of --dims is for --job scaling"), o.text.c_str());
-  o = sim("--dims 2x2x2 --job train --json x.json");
-  LONGS_EQUAL(2, o.status);
-  CHECK_TEXT(has(o, "--json is an option of --job scaling"), o.text.c_str());
-  o = sim("--dims 2x2x2,4x0x1 --job scaling");
-  LONGS_EQUAL(2, o.status);
-  CHECK_TEXT(has(o, "--dims '4x0x1'"), o.text.c_str());
-  o = sim("--dims 2x2x2 --job train --threads 2 --link-latency 0ns");
-  LONGS_EQUAL(2, o.status);
-  CHECK_TEXT(has(o, "needs a link latency of at least 1 ns"), o.text.c_str());
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"--dims 2x2x2 --job train --threads 0", "--threads '0' must be 1..64"},
+      {"--dims 2x2x2 --job train --link-model cray", "--link-model 'cray': known models are default, bgl"},
+      {"--dims 2x2x2,4x4x4 --job train", "a list of --dims is for --job scaling"},
+      {"--dims 2x2x2 --job train --json x.json", "--json is an option of --job scaling"},
+      {"--dims 2x2x2,4x0x1 --job scaling", "--dims '4x0x1'"},
+      {"--dims 2x2x2 --job train --threads 2 --link-latency 0ns", "needs a link latency of at least 1 ns"},
+  };
+  for (const auto& c : cases) {
+    const Out o = sim(c.args);
+    LONGS_EQUAL_TEXT(2, o.status, c.args);
+    CHECK_TEXT(has(o, c.message), o.text.c_str());
+  }
 }
 
 // The same run on two threads: the same verdict, counters and trace hash.
@@ -231,13 +229,7 @@ TEST(SimCli, ScalingJobPrintsARowPerShapeAndOperation) {
   CHECK_TEXT(has(o, "4x4x2          32  barrier (barrier network)            PASS        0.12 us"), o.text.c_str());
   CHECK_TEXT(has(o, "alltoall int64 8 B"), o.text.c_str());
   CHECK_FALSE(has(o, "result node="));  // the per-node result lines are kept out of the table
-  FILE* f = fopen(json.c_str(), "r");
-  CHECK(f != nullptr);
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  fclose(f);
+  const std::string text = read_file(json);
   std::remove(json.c_str());
   CHECK_TEXT(text.find("\"link_model\": \"bgl\"") != std::string::npos, text.c_str());
   CHECK_TEXT(text.find("{\"dims\": \"2x2x2\", \"nodes\": 8, \"op\": \"barrier (barrier network)\", \"status\": "

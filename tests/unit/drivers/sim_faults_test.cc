@@ -21,14 +21,6 @@ constexpr uint32_t kLen = 64;                // 32 ns on the default 2 B/ns wire
 constexpr uint64_t kSer = 32;
 constexpr uint64_t kLatency = tuning::kSimLinkLatencyNs;
 
-FaultPlan plan_of(const char* spec) {
-  Dims d;
-  d.n = {4, 4, 4};
-  auto r = parse_fault_plan(spec, d);
-  CHECK_TEXT(r.is_ok(), r.status().to_string().c_str());
-  return r.is_ok() ? *r : FaultPlan{};
-}
-
 // `hits` out of `n` trials is within five binomial standard deviations of p.
 void check_rate(const char* what, uint64_t hits, uint64_t n, double p) {
   const double sd = std::sqrt(p * (1 - p) / static_cast<double>(n));
@@ -96,10 +88,7 @@ Outcome run_mesh(uint64_t seed, const FaultPlan& plan) {
     CHECK_FALSE(node->pending());
     o.seqs.emplace_back();
     o.times.emplace_back();
-    for (const auto& r : node->rx) {
-      o.seqs.back().push_back(r.seq);
-      o.times.back().push_back(r.time);
-    }
+    node->arrivals(&o.seqs.back(), &o.times.back());
   }
   return o;
 }

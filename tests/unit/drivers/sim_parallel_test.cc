@@ -15,14 +15,6 @@ using namespace toroid::test;
 
 namespace {
 
-FaultPlan plan_of(const char* spec) {
-  Dims d;
-  d.n = {4, 4, 4};
-  auto r = parse_fault_plan(spec, d);
-  CHECK_TEXT(r.is_ok(), r.status().to_string().c_str());
-  return r.is_ok() ? *r : FaultPlan{};
-}
-
 struct Outcome {
   uint64_t hash = 0;
   std::string stats;
@@ -68,10 +60,7 @@ Outcome run_ring(uint32_t regions, const FaultPlan& plan, uint32_t (*spread)(uin
     CHECK_FALSE(node->pending());
     o.seqs.emplace_back();
     o.times.emplace_back();
-    for (const auto& r : node->rx) {
-      o.seqs.back().push_back(r.seq);
-      o.times.back().push_back(r.time);
-    }
+    node->arrivals(&o.seqs.back(), &o.times.back());
     o.steps.push_back(node->step_times);
   }
   return o;

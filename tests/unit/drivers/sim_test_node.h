@@ -5,6 +5,8 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -76,6 +78,13 @@ class TestNode final : public SimEndpoint {
     if (port->tx_burst(&p, 1) == 1) return true;
     p->free();
     return false;
+  }
+  // What arrived, in order: the payload sequence numbers and the instants.
+  void arrivals(std::vector<uint32_t>* seqs, std::vector<uint64_t>* times) const {
+    for (const auto& r : rx) {
+      seqs->push_back(r.seq);
+      times->push_back(r.time);
+    }
   }
   bool pending() const {
     for (auto& s : streams_)
@@ -153,6 +162,18 @@ class TestNode final : public SimEndpoint {
   SimFabric& fabric_;
   std::vector<Stream> streams_;
 };
+
+// A fault plan for tests (on a 4x4x4 partition); a bad spec is a test bug.
+inline FaultPlan plan_of(const char* spec) {
+  Dims d;
+  d.n = {4, 4, 4};
+  auto r = parse_fault_plan(spec, d);
+  if (!r.is_ok()) {
+    std::fprintf(stderr, "plan_of(\"%s\"): %s\n", spec, r.status().to_string().c_str());
+    std::abort();
+  }
+  return *r;
+}
 
 // A fabric and its nodes, torn down in the safe order: the fabric frees the
 // frames it still holds back to the nodes' pools, so it must go first.
