@@ -145,7 +145,6 @@ struct SimWireQueue {
   }
 };
 
-
 class SimPort final : public Port {
  public:
   ~SimPort() override;
