@@ -256,6 +256,9 @@ Status EventLoop::add_wait_fd(int fd) {
 
 bool EventLoop::run_once() {
   bool busy = false;
+  const uint64_t outer_now = round_now_;
+  ++round_depth_;
+  round_now_ = clock_.now_ns();
   // By index: a poller may add or remove pollers from inside poll().
   for (size_t i = 0; i < pollers_.size(); ++i) {
     Poller* p = pollers_[i];
@@ -264,7 +267,13 @@ bool EventLoop::run_once() {
     busy |= p->poll();
     p->in_poll_ = false;
   }
-  if (timers_.expire(now()) > 0) busy = true;
+  // Timers fire on the round's time too: at most one round late, and one
+  // clock read per round however many packets moved.
+  if (timers_.expire(round_now_) > 0) busy = true;
+  --round_depth_;
+  // A nested round (a blocking wait inside a poller) leaves the outer round
+  // with the later time.
+  if (round_depth_) round_now_ = std::max(outer_now, clock_.now_ns());
   if (busy) ++idle_.busy_rounds;
   else ++idle_.idle_rounds;
   return busy;

@@ -38,7 +38,7 @@ constexpr uint64_t kLinkRtoSimNs = 5 * 1000;    // first retransmission timeout 
 constexpr uint64_t kLinkRtoMaxSimNs = 200 * 1000;
 constexpr uint64_t kLinkAckDelaySimNs = 1000;   // bare ack if nothing to piggyback on
 constexpr uint64_t kLinkDownSimNs = 2 * 1000 * 1000;   // no progress 2 ms (virtual) => down
-constexpr uint64_t kLinkRtoRealNs = 200 * 1000;
+constexpr uint64_t kLinkRtoRealNs = 1000 * 1000;      // minimum RTO; srtt + 4 rttvar above it
 constexpr uint64_t kLinkRtoMaxRealNs = 50 * 1000 * 1000;
 constexpr uint64_t kLinkAckDelayRealNs = 20 * 1000;
 constexpr uint64_t kLinkDownRealNs = 500 * 1000 * 1000;  // 0.5 s
