@@ -42,8 +42,15 @@ const char kUsage[] =
     "  --arg KEY=VALUE       a job argument (repeatable); traffic shorthands:\n"
     "  --pattern P --messages N --size BYTES --routing R\n"
     "                        bench shorthands (docs/bench.md):\n"
-    "  --colls LIST          allreduce,bcast,allgather,alltoall,barrier (default all)\n"
-    "  --algos LIST          allreduce algorithms: torus-ring,torus-tree (default both)\n"
+    "  --colls LIST          allreduce,bcast,reduce,allgather,alltoall,reduce_scatter,\n"
+    "                        barrier (default all)\n"
+    "  --algos KIND=A,B      algorithms of a collective (repeatable; or KIND=A;KIND=B):\n"
+    "                        names of the library, auto (the selector's choice) or\n"
+    "                        all; no KIND= means allreduce (default: allreduce\n"
+    "                        torus-ring,torus-tree,auto; the others auto)\n"
+    "  --dtype LIST          datatypes (default int64; int8..uint64, float, double)\n"
+    "  --op LIST             reduction ops (default sum)\n"
+    "  --repro LIST          none,fixed-order,exact (float reductions; default none)\n"
     "  --sizes LIST          bytes, e.g. 8,4096,64k,4M (default 8 B .. 4 MiB, x4)\n"
     "  --reps N              timed repetitions per size (default 20; fewer from 1 MiB)\n"
     "  --wait spin|idle      how a node waits for its operation (default spin; idle\n"
@@ -167,7 +174,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--colls" || arg == "--algos" || arg == "--sizes" || arg == "--reps" || arg == "--wait") {
       if (v.empty() || v.find_first_of(" \t#") != std::string::npos)
         return usage_error(arg + " '" + v + "': no spaces");
-      opt.job_args[arg.substr(2)] = v;
+      // --algos repeats, one collective each: the job reads KIND=A,B;KIND=C.
+      std::string& slot = opt.job_args[arg.substr(2)];
+      slot = arg == "--algos" && !slot.empty() ? slot + ";" + v : v;
     } else if (arg == "--json") {
       if (v.empty()) return usage_error("--json needs a file name");
       opt.json_path = v;
