@@ -51,9 +51,12 @@ static_assert(kLinkRtoMaxSimNs < kLinkDownSimNs && kLinkRtoMaxRealNs < kLinkDown
 constexpr uint32_t kInjectQueue = 256;          // local packets waiting to enter the network
 
 // ---- point-to-point messages (netstack/p2p.h) -------------------------------
-constexpr uint32_t kP2pWindow = 16;             // segments in flight per destination
-constexpr uint32_t kP2pReadyCap = 256 * 1024;   // bytes of unreceived complete messages per source
-constexpr uint32_t kP2pSpareBuffers = 64;       // recycled message buffers a Messenger keeps
+constexpr uint32_t kP2pWindow = 64;             // segments in flight per destination (<= 64: seq map)
+constexpr uint32_t kP2pMaxHeld = 1024;          // frames held for unexpected messages, all sources
+constexpr uint64_t kP2pStoreCap = 64ull << 20;  // bytes of spilled unexpected messages
+constexpr uint64_t kP2pMaxMessage = 0xffffffffull;  // bytes of one message (the wire's 32-bit size)
+constexpr uint32_t kP2pSpareBuffers = 64;       // recycled spill buffers a Messenger keeps
+static_assert(kP2pWindow >= 4 && kP2pWindow <= 64, "the receiver tracks 64 message numbers ahead");
 
 // ---- combine and barrier networks (netstack/tree/) ---------------------------
 constexpr uint32_t kTreeWindow = 8;             // packets a node may be ahead per tree class

@@ -67,6 +67,7 @@ Comm::~Comm() {
     }
   }
   for (auto& s : pool_busy_) msgr_.cancel(s.handle);
+  for (auto& r : p2p_recvs_) msgr_.withdraw(&r->req);
   if (sub_) loop_.remove_poller(this);
   loop_.timers().cancel(deadline_);
 }
@@ -200,19 +201,11 @@ void Comm::on_link_down(uint16_t port, const Status& why) {
 
 // ---- messages (point-to-point algorithms) ----
 
-Result<uint32_t> Comm::send_msg(uint32_t peer, const void* data, size_t len) {
+Result<uint64_t> Comm::send_msg(uint32_t peer, const void* data, size_t len, uint32_t align) {
   if (peer >= info_.size) return error(Code::kInternal, "message to rank %u of a %u-node communicator", peer, info_.size);
-  if (len > UINT32_MAX) return error(Code::kOutOfRange, "message of %zu bytes is too large", len);
-  return msgr_.send(world_coord_of(peer), context_, data, static_cast<uint32_t>(len), false,
-                    static_cast<uint16_t>(tag_));
-}
-
-Result<bool> Comm::recv_msg(uint32_t peer, Messenger::Message* out) {
-  if (!msgr_.recv(world_coord_of(peer), context_, out)) return false;
-  if (out->tag != static_cast<uint16_t>(tag_))
-    return error(Code::kInvalid, "a message of operation %u from rank %u arrived during operation %u (%s)", out->tag,
-                 peer, tag_ & 0xffff, algo_name_.c_str());
-  return true;
+  MsgSendOptions opt;
+  opt.align = align;
+  return msgr_.send(world_coord_of(peer), context_, tag_, data, len, opt);
 }
 
 // ---- collectives ----
@@ -436,20 +429,46 @@ Status Comm::send(uint32_t dst, const void* data, size_t len) {
     break;
   }
   buf.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + len);
-  auto h = msgr_.send(world_coord_of(dst), context_ | kP2pContextBit, buf.data(), static_cast<uint32_t>(len));
+  auto h = msgr_.send(world_coord_of(dst), context_ | kP2pContextBit, 0, buf.data(), len);
   if (!h) return h.status();
   ctr_.p2p_pool_bytes += buf.capacity();
   pool_busy_.push_back(PooledSend{*h, std::move(buf)});
   return Status::ok();
 }
 
+// The next message from src: once one has begun to arrive, a receive sized
+// to it is posted (its frames land in the buffer as they come); it is
+// handed over when complete.
 bool Comm::try_recv(uint32_t src, std::vector<uint8_t>* out) {
   reclaim_sends();
   if (src >= info_.size) return false;
-  Messenger::Message m;
-  if (!msgr_.recv(world_coord_of(src), context_ | kP2pContextBit, &m)) return false;
-  *out = std::move(m.data);
-  return true;
+  const uint16_t ctx = context_ | kP2pContextBit;
+  const auto wsrc = static_cast<int32_t>(world_rank_of(src));
+  P2pRecv* pr = nullptr;
+  for (auto& r : p2p_recvs_)
+    if (r->src == src && r->req.matched()) pr = r.get();
+  if (!pr) {
+    MsgEnvelope env;
+    if (!msgr_.probe(wsrc, ctx, 0, true, &env)) return false;
+    for (auto& r : p2p_recvs_)
+      if (!r->req.matched()) pr = r.get();
+    if (!pr) pr = p2p_recvs_.emplace_back(std::make_unique<P2pRecv>()).get();
+    pr->src = src;
+    pr->buf.resize(env.length);
+    pr->req = RecvReq{};
+    pr->req.src = wsrc;
+    pr->req.context = ctx;
+    pr->req.any_tag = true;
+    pr->req.buf = pr->buf.data();
+    pr->req.cap = env.length;
+    if (!msgr_.post(&pr->req)) return false;
+  }
+  if (!pr->req.done()) return false;
+  const bool ok = pr->req.status().is_ok();
+  if (ok) *out = std::move(pr->buf);
+  pr->buf = std::vector<uint8_t>();
+  pr->req = RecvReq{};  // free for the next message
+  return ok;
 }
 
 Status Comm::recv(uint32_t src, std::vector<uint8_t>* out) {

@@ -128,14 +128,12 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   uint8_t barrier_channel() const { return barrier_channel_; }
   CollCounters& counters() { return ctr_; }
   const CollCounters& counters() const { return ctr_; }
-  // Messages of this communicator's collectives (tagged with tag()).
-  Result<uint32_t> send_msg(uint32_t peer, const void* data, size_t len);
-  bool send_done(uint32_t handle) const { return msgr_.send_done(handle); }
-  void cancel_send(uint32_t handle) { msgr_.cancel(handle); }
-  // true: *out is the next message from peer; false: none yet; an error when
-  // it belongs to another operation.
-  Result<bool> recv_msg(uint32_t peer, Messenger::Message* out);
-  void recycle(std::vector<uint8_t>&& buf) { msgr_.recycle(std::move(buf)); }
+  // Messages of this communicator's collectives, tagged with tag(); align:
+  // the element size (segments carry whole elements). Their receives are
+  // posted with msgr() under context() and tag().
+  Result<uint64_t> send_msg(uint32_t peer, const void* data, size_t len, uint32_t align = 1);
+  bool send_done(uint64_t handle) const { return msgr_.send_done(handle); }
+  void cancel_send(uint64_t handle) { msgr_.cancel(handle); }
   // Per-port inboxes of kCollective packets (world communicator).
   Packet* inbox_head(uint16_t port) const { return port < inbox_.size() ? inbox_[port].head : nullptr; }
   Packet* inbox_pop(uint16_t port);
@@ -152,7 +150,13 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
     uint32_t count = 0;
   };
   struct PooledSend {
-    uint32_t handle;
+    uint64_t handle;
+    std::vector<uint8_t> buf;
+  };
+  // A point-to-point receive in progress (try_recv), one per source.
+  struct P2pRecv {
+    uint32_t src = 0;
+    RecvReq req;
     std::vector<uint8_t> buf;
   };
   // A sub-communicator of parent over the box [origin, origin+shape) (world coordinates).
@@ -189,6 +193,7 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   uint8_t barrier_channel_ = 0;
   std::vector<PooledSend> pool_busy_;
   std::vector<std::vector<uint8_t>> pool_free_;
+  std::vector<std::unique_ptr<P2pRecv>> p2p_recvs_;  // stable addresses: posted receives
   CollCounters ctr_;
 };
 

@@ -91,6 +91,10 @@ Result<std::vector<Personality>> wire_partition(const WiringOptions& opt) {
       if (opt.driver == "memif") {
         ps.address = std::string("role=") + (server ? "server" : "client") + ",socket=" + k.socket + ",id=0";
         if (opt.memif_bsize) ps.address += ",bsize=" + std::to_string(opt.memif_bsize);
+        // 128 slots a ring, four times a link's window of unacknowledged
+        // frames: the PMD's default 1024 slots of 9 KiB would spread a
+        // link's frames over 9 MiB, far out of cache.
+        ps.address += ",rsize=" + std::to_string(kMemifRingLog2);
       } else {
         ps.address = "path=" + k.socket + ",role=" + (server ? "server" : "client");
       }

@@ -27,6 +27,9 @@ struct Cable {
   std::string socket;
 };
 
+// log2 of the slots of every memif ring the rig cables (128: four windows).
+constexpr uint32_t kMemifRingLog2 = 7;
+
 struct WiringOptions {
   Dims dims;
   std::string driver = "memif";  // memif | uring
