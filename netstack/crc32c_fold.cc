@@ -6,11 +6,11 @@
 //
 // Why it works: the CRC register after a message M (start 0, no final xor)
 // is M(x) * x^32 mod P, so any shorter polynomial congruent to M mod P gives
-// the same CRC. An accumulator A followed by D more bytes is worth
-// A * x^(8D); splitting A's 128-bit lanes into qwords hi (first in memory)
-// and lo, A * x^(8D) = hi * x^(8D+64) + lo * x^(8D), and replacing both
-// powers by their 32-bit remainders mod P leaves a 96-bit product that is
-// xored onto the data D bytes on. At the end the four lanes fold onto the
+// the same CRC. A 128-bit lane followed by D more bytes is worth
+// lane * x^(8D); with F its first qword in memory and S its second, that is
+// F * x^(8D+64) + S * x^(8D), and replacing both powers by their 32-bit
+// remainders mod P leaves two 96-bit products that are xored onto the data
+// D bytes on. At the end the four lanes fold onto the
 // last one, and the remaining 128 bits go through two crc32q from state 0,
 // which is exactly "multiply by x^32 and reduce".
 //
@@ -50,26 +50,26 @@ constexpr uint64_t shift_by(unsigned n) {
   return k;
 }
 
-// Lane multipliers for moving 128-bit lanes `bytes` on: qword 0 (first in
-// memory) by 8*bytes + 64 bits, qword 1 by 8*bytes.
-constexpr uint64_t lo_k(unsigned bytes) { return shift_by(8 * bytes + 64); }
-constexpr uint64_t hi_k(unsigned bytes) { return shift_by(8 * bytes); }
-
-// A pair of lane multipliers, worked out by the compiler.
+// The multipliers that move a 128-bit lane `bytes` on: its first qword in
+// memory (the higher powers of x) by 8*bytes + 64 bits, its second by
+// 8*bytes. Worked out by the compiler.
 struct LaneK {
-  long long lo, hi;
+  long long first, second;
 };
 constexpr LaneK lane_k(unsigned bytes) {
-  return {static_cast<long long>(lo_k(bytes)), static_cast<long long>(hi_k(bytes))};
+  return {static_cast<long long>(shift_by(8 * bytes + 64)), static_cast<long long>(shift_by(8 * bytes))};
 }
 constexpr LaneK kBy256 = lane_k(256), kBy128 = lane_k(128), kBy64 = lane_k(64);
 constexpr LaneK kBy48 = lane_k(48), kBy32 = lane_k(32), kBy16 = lane_k(16);
 
 #define TOROID_FOLD_TARGET __attribute__((target("avx512f,vpclmulqdq,sse4.2")))
 
-TOROID_FOLD_TARGET inline __m512i every_lane(LaneK k) { return _mm512_set_epi64(k.hi, k.lo, k.hi, k.lo, k.hi, k.lo, k.hi, k.lo); }
+TOROID_FOLD_TARGET inline __m512i every_lane(LaneK k) {
+  return _mm512_set_epi64(k.second, k.first, k.second, k.first, k.second, k.first, k.second, k.first);
+}
 
-// x moved on by the distance k encodes, xored onto d.
+// x moved on by the distance k encodes (imm 0x00: first qwords multiplied,
+// 0x11: second qwords), xored onto d.
 TOROID_FOLD_TARGET inline __m512i fold_onto(__m512i x, __m512i k, __m512i d) {
   return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11), d,
                                    0x96);  // a ^ b ^ c
@@ -116,7 +116,8 @@ TOROID_FOLD_TARGET uint32_t fold(const void* data, size_t len, uint32_t crc) {
     len -= 64;
   }
   // Lanes 0..2 onto lane 3 (48, 32 and 16 bytes on); lane 3 stays as it is.
-  const __m512i onto3 = _mm512_set_epi64(0, 0, kBy16.hi, kBy16.lo, kBy32.hi, kBy32.lo, kBy48.hi, kBy48.lo);
+  const __m512i onto3 =
+      _mm512_set_epi64(0, 0, kBy16.second, kBy16.first, kBy32.second, kBy32.first, kBy48.second, kBy48.first);
   const __m512i y = fold_onto(x, onto3, _mm512_maskz_mov_epi64(0xC0, x));
   // Now all four lanes sit at lane 3's place: their xor is the remainder.
   alignas(64) uint64_t q[8];
