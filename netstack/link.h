@@ -84,6 +84,8 @@ struct LinkCounters {
   uint64_t window_stalls = 0;   // send() refused: kLinkWindow frames unacked
   uint64_t no_buffer = 0;       // no packet for a bare ack or a retransmit copy
   uint64_t credit_violations = 0;  // peer sent on a VC with no credit (dropped)
+  uint64_t rx_no_crc_refused = 0;  // kLinkNoCrc where a CRC is due: our port lacks
+                                   // medium integrity, or a hello (dropped)
 };
 extern const CounterField kLinkCountersFields[];
 extern const int kLinkCountersFieldCount;
@@ -205,6 +207,9 @@ class Link {
   LinkConfig cfg_;
   std::string name_;
   bool up_ = true;
+  // port_->info().medium_integrity: data and acks go without a CRC, and
+  // arrive without one only here (docs/wire.md).
+  const bool no_crc_;
   Status down_;
   uint64_t next_carrier_check_ = 0;
 

@@ -51,17 +51,26 @@ void Link::frame(Packet* p, FrameType type, uint8_t vc, uint32_t seq) {
 }
 
 // Ack fields for data and ack frames; hellos are unsequenced and carry none
-// (a rebooted peer's hello must not read as an ack). Then the CRC.
+// (a rebooted peer's hello must not read as an ack). Then the CRC, except
+// for data and acks on a medium that guarantees integrity: kLinkNoCrc.
+// Hellos always have one: they train links whatever the medium.
 void Link::stamp(Packet* p) {
   if (p->user == ack_gen_) return;
   LinkHeader* lh = header_of(p);
-  if (lh->type == static_cast<uint8_t>(FrameType::kData) || lh->type == static_cast<uint8_t>(FrameType::kAck)) {
+  const bool sequenced =
+      lh->type == static_cast<uint8_t>(FrameType::kData) || lh->type == static_cast<uint8_t>(FrameType::kAck);
+  if (sequenced) {
     lh->ack.set(rx_next_);
     lh->sack.set(rx_bits_ >> 1);
     for (int vc = 0; vc < wire::kNumVcs; ++vc) lh->credits[vc].set(freed_[vc]);
   }
   lh->crc.set(0);
-  lh->crc.set(crc32c(lh, sizeof(LinkHeader) + lh->length.get()));
+  if (sequenced && no_crc_) {
+    lh->flags |= wire::kLinkNoCrc;
+  } else {
+    lh->flags &= static_cast<uint8_t>(~wire::kLinkNoCrc);
+    lh->crc.set(crc32c(lh, sizeof(LinkHeader) + lh->length.get()));
+  }
   p->user = ack_gen_;
 }
 

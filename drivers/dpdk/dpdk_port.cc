@@ -162,6 +162,9 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const DpdkPortConfig& cfg) {
   port->info_.name = port_name(s);
   port->info_.driver = s.driver_name();
   port->info_.max_frame = frame;
+  // memif is shared memory between processes on this host; af_packet and
+  // PCI NICs (virtio in a QEMU guest included) reach a wire.
+  port->info_.medium_integrity = s.kind == DpdkPortKind::kMemif;
   return port;
 }
 
