@@ -41,6 +41,7 @@
 #include "base/log.h"
 #include "base/tuning.h"
 #include "drivers/dpdk/eal.h"
+#include "firmware/capture.h"
 #include "firmware/host_port_factory.h"
 #include "firmware/job.h"
 #include "firmware/node.h"
@@ -84,6 +85,8 @@ const char kUsage[] =
     "  --log-level L         error | warn | info | debug (default info)\n"
     "  --eal-log-level L     DPDK's log level (default error)\n"
     "  --eal-arg ARG         extra EAL argument (repeatable)\n"
+    "  --pcap DIR            capture every port's frames, both directions, to\n"
+    "                        DIR/node-X-Y-Z-portN-DIR.pcap (docs/capture.md)\n"
     "  --check-eal           only bring EAL up with no ports and exit\n"
     "                        (0 it works here, 77 it does not)\n"
     "  --help                this text\n"
@@ -203,6 +206,7 @@ struct NodeArgs {
   uint64_t stop_grace_ns = 0;
   bool check_eal = false;
   bool yield_when_idle = false;
+  std::string pcap_dir;  // --pcap: capture every port (firmware/capture.h)
 };
 
 int usage_error(const std::string& msg) {
@@ -274,6 +278,8 @@ int parse_args(int argc, char** argv, NodeArgs* a) {
       std::string v;
       if (!need(&v)) return usage_error("option --eal-log-level needs a value");
       a->ports.eal_log_level = v;
+    } else if (arg == "--pcap") {
+      if (!need(&a->pcap_dir) || a->pcap_dir.empty()) return usage_error("option --pcap needs a directory");
     } else if (arg == "--eal-arg") {
       std::string v;
       if (!need(&v)) return usage_error("option --eal-arg needs a value");
@@ -384,7 +390,17 @@ static int run_node(int argc, char** argv) {
        " open_ms=" + open_ms + " connect_ms=" + ms_since(t_start));
 
   RealClock clock;
-  auto node = std::make_unique<Node>(p, clock, ports->pool(), ports->ports(), a.node);
+  std::unique_ptr<NodeCapture> capture;
+  if (!a.pcap_dir.empty()) {
+    auto nc = NodeCapture::open(a.pcap_dir, p, ports->ports(), clock, monotonic_to_realtime_ns());
+    if (!nc) {
+      const int rc = fail_early(nc.status());
+      ports->close();
+      return rc;
+    }
+    capture = std::move(nc.value());
+  }
+  auto node = std::make_unique<Node>(p, clock, ports->pool(), capture ? capture->ports() : ports->ports(), a.node);
   node->loop().set_yield_when_idle(a.yield_when_idle);
   for (int fd : ports->wait_fds()) {
     if (Status st = node->loop().add_wait_fd(fd); !st) log.warn("idle wait on fd %d: %s", fd, st.message().c_str());
@@ -442,6 +458,9 @@ static int run_node(int argc, char** argv) {
   }
   // Everything holding packets goes before the pool; the ports close last.
   node.reset();
+  if (capture) log.info("pcap: %lu frames in %zu files under %s", static_cast<unsigned long>(capture->frames()),
+                        capture->files(), a.pcap_dir.c_str());
+  capture.reset();  // closes the files
   ports->close();
   return rc;
 }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "collectives/comm.h"
+#include "firmware/sim_capture.h"
 
 namespace toroid {
 
@@ -65,6 +66,7 @@ SimRig::~SimRig() {
   // Nodes hold packets of other nodes' pools in their queues: destroy every
   // node first, then the fabric (which frees what is in flight), then pools.
   for (auto& n : nodes_) n->node.reset();
+  capture_.reset();  // before the fabric it observes
   fabric_.reset();
 }
 
@@ -74,6 +76,11 @@ Node& SimRig::node(uint32_t rank) { return *nodes_[rank]->node; }
 Status SimRig::build() {
   const Dims& dims = opt_.dims;
   fabric_ = std::make_unique<SimFabric>(opt_.seed, opt_.link, opt_.faults);
+  if (!opt_.pcap_dir.empty()) {
+    auto cap = SimCapture::create(opt_.pcap_dir, *fabric_);
+    if (!cap) return cap.status();
+    capture_ = std::move(cap.value());
+  }
   const auto cabling = default_ports(dims, "sim");
   const uint32_t n = dims.nodes();
   nodes_.reserve(n);
@@ -139,6 +146,11 @@ Status SimRig::build() {
     Status st = validate(p);
     if (!st) return st;
     std::vector<Port*> ports(nodes_[r]->ports.begin(), nodes_[r]->ports.end());
+    if (capture_) {
+      auto cp = capture_->add_node(p, nodes_[r]->ports);
+      if (!cp) return cp.status();
+      ports = cp.value();
+    }
     nodes_[r]->node = std::make_unique<Node>(p, fabric_->clock(), nodes_[r]->pool, ports, no);
     fabric_->wake(r, 0);
   }
@@ -292,6 +304,7 @@ int SimRig::report(const SimSummary& s) const {
     printf("scheduler: %lu node steps hit the %u-round guard (a node that never goes idle)\n",
            static_cast<unsigned long>(livelocks), tuning::kSimMaxStepRounds);
   printf("trace hash: %016lx\n", static_cast<unsigned long>(s.trace_hash));
+  if (capture_) printf("%s\n", capture_->summary().c_str());
   char vt[32];
   const bool pass = s.passed == s.nodes;
   printf("verdict: %s (%u/%u nodes passed", pass ? "PASS" : "FAIL", s.passed, s.nodes);

@@ -16,6 +16,8 @@
 
 namespace toroid {
 
+class SimCapture;
+
 // Swap which directions two ports of one node claim in its personality: a
 // crossed cable, as link training must catch it.
 struct PortSwap {
@@ -40,6 +42,7 @@ struct SimOptions {
   uint16_t vc_credits = 0;              // receive buffers per VC (0: tuning default)
   bool log_boot = true;                 // every node's boot lines
   bool progress = true;                 // a progress line every few wall seconds
+  std::string pcap_dir;                 // non-empty: capture every port there (firmware/sim_capture.h)
 };
 
 struct SimSummary {
@@ -74,6 +77,7 @@ class SimRig {
   struct SimNode;
   SimOptions opt_;
   std::unique_ptr<SimFabric> fabric_;
+  std::unique_ptr<SimCapture> capture_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
 };
 

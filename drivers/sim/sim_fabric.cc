@@ -219,8 +219,8 @@ uint64_t SimFabric::run(uint64_t until_ns) {
     clock_.set(ev.time);
     ++count;
     ++stats_.events;
-    if (ev.kind == EvKind::kDeliver) deliver(ev.time, ports_[ev.target].get(), ev.pkt);
-    else step(ev.time, ev.target, ev.seq);
+    if (ev.kind == EvKind::kStep) step(ev.time, ev.target, ev.seq);
+    else deliver(ev.time, ports_[ev.target].get(), ev.pkt, ev.kind == EvKind::kDeliverCorrupt);
   }
   return count;
 }
@@ -285,6 +285,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
     uint64_t arrival = done + model_.latency_ns + plan_.delay_ns;
     SimPort* to = link.end[1 - d];
 
+    EvKind kind = EvKind::kDeliver;
     if (plan_.any_random()) {
       // The same draws for every frame, whatever the rates and whatever is
       // decided, so switching one fault kind on (jitter included) never
@@ -319,6 +320,8 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
       if (u_corrupt < plan_.corrupt && p->len > 0) {
         const uint64_t bit = scale(r_bit, uint64_t{p->len} * 8);
         p->data()[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+        p->user = static_cast<uint32_t>(bit);  // the fabric is this frame's only owner here
+        kind = EvKind::kDeliverCorrupt;
         ++stats_.corrupted;
         trace(now, link_tag(kTrCorrupt, link_id, d), bit);
       }
@@ -332,21 +335,22 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
         // The copy is of the frame as it goes on the wire (after any bit flip).
         Packet* c = clone_packet(*p, from->tx_pool());
         if (c) {
+          c->user = p->user;
           ++stats_.duplicated;
           trace(now, link_tag(kTrDup, link_id, d), arrival + 1);
-          push(arrival + 1, EvKind::kDeliver, to->id_, c);
+          push(arrival + 1, kind, to->id_, c);
         } else {
           ++stats_.no_buffer;
           trace(now, link_tag(kTrNoBuffer, link_id, d), 0);
         }
       }
     }
-    push(arrival, EvKind::kDeliver, to->id_, p);
+    push(arrival, kind, to->id_, p);
   }
   return i;
 }
 
-void SimFabric::deliver(uint64_t now, SimPort* to, Packet* p) {
+void SimFabric::deliver(uint64_t now, SimPort* to, Packet* p, bool corrupt) {
   const auto link_id = static_cast<uint32_t>(to->link_);
   const int d = 1 - to->side_;  // the direction that carries frames into `to`
   if (links_[link_id].dir[d].cut_at <= now) {
@@ -369,6 +373,11 @@ void SimFabric::deliver(uint64_t now, SimPort* to, Packet* p) {
   stats_.bytes_delivered += len;
   ++to->stats_.rx_packets;
   to->stats_.rx_bytes += len;
+  if (corrupt) {
+    const uint32_t bit = p->user;
+    p->user = 0;  // the receiver's scratch from here on
+    if (corrupt_observer_) corrupt_observer_->on_corrupt_delivered(*to, to->stats_.rx_packets, bit);
+  }
   trace(now, (uint64_t{kTrDeliver} << 56) | to->id_, mix64(len) ^ digest);
   wake(to->node_, now);
 }

@@ -59,6 +59,17 @@ extern const CounterField kFabricStatsFields[];
 extern const int kFabricStatsFieldCount;
 
 class SimFabric;
+class SimPort;
+
+// Told of every frame the medium corrupted when it enters the receiver's rx
+// queue: the port, the frame's 1-based index among the frames that port has
+// received (the order rx_burst hands them out), and the bit flipped. Packet
+// captures use it to list the frames a dissector must flag. None by default.
+class SimCorruptObserver {
+ public:
+  virtual ~SimCorruptObserver() = default;
+  virtual void on_corrupt_delivered(const SimPort& to, uint64_t rx_index, uint32_t bit) = 0;
+};
 
 class SimPort final : public Port {
  public:
@@ -123,13 +134,18 @@ class SimFabric {
   void stop() { stop_ = true; }
   bool idle() const { return events_.empty(); }
 
+  // Not owned; must outlive the fabric's run() calls. nullptr: none.
+  void set_corrupt_observer(SimCorruptObserver* o) { corrupt_observer_ = o; }
+
   uint64_t trace_hash() const { return trace_hash_; }
   const FabricStats& stats() const { return stats_; }
 
  private:
   friend class SimPort;
   struct Link;
-  enum class EvKind : uint8_t { kDeliver, kStep };
+  // kDeliverCorrupt: a frame the medium flipped a bit in (the bit's index
+  // rides in Packet::user while the fabric owns the frame alone).
+  enum class EvKind : uint8_t { kDeliver, kDeliverCorrupt, kStep };
   struct Event {
     uint64_t time;
     uint64_t seq;
@@ -139,7 +155,7 @@ class SimFabric {
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
   uint16_t transmit(SimPort* from, Packet** pkts, uint16_t n);
-  void deliver(uint64_t now, SimPort* to, Packet* p);
+  void deliver(uint64_t now, SimPort* to, Packet* p, bool corrupt);
   void step(uint64_t now, uint32_t node, uint64_t seq);
   void push(uint64_t t, EvKind kind, uint32_t target, Packet* p);
   void trace(uint64_t a, uint64_t b, uint64_t c);
@@ -158,6 +174,7 @@ class SimFabric {
   uint64_t seq_ = 0;
   uint64_t trace_hash_ = 0xcbf29ce484222325ull;
   FabricStats stats_;
+  SimCorruptObserver* corrupt_observer_ = nullptr;
   bool stop_ = false;
 };
 

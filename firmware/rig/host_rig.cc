@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/files.h"
 #include "firmware/rig/wiring.h"
 
 namespace toroid::rig {
@@ -56,21 +57,6 @@ void install_signals() {
 bool file_exists(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0;
-}
-
-Status mkdir_p(const std::string& path) {
-  std::string cur;
-  size_t pos = 0;
-  while (pos <= path.size()) {
-    size_t next = path.find('/', pos);
-    if (next == std::string::npos) next = path.size();
-    cur = path.substr(0, next);
-    pos = next + 1;
-    if (cur.empty()) continue;
-    if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
-      return error(Code::kIo, "mkdir %s: %s", cur.c_str(), std::strerror(errno));
-  }
-  return Status::ok();
 }
 
 std::string coord_file_part(const Coord& c) {

@@ -4,13 +4,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "base/args.h"
 #include "base/clock.h"
+#include "base/files.h"
 #include "base/log.h"
 #include "firmware/job.h"
 #include "firmware/jobs/bench_job.h"
@@ -69,6 +72,8 @@ const char kUsage[] =
     "  --cpus LIST           CPUs the nodes' EAL lcores may use (default: all of\n"
     "                        the rig's)\n"
     "  --log-level L         the nodes' log level (error|warn|info|debug)\n"
+    "  --pcap DIR            every node captures its ports' frames, both directions,\n"
+    "                        to DIR/node-X-Y-Z-portN-DIR.pcap (docs/capture.md)\n"
     "  --node-arg ARG        pass ARG to every toroid-node (repeatable)\n"
     "  --node-bin PATH       the node program (default: toroid-node beside this one)\n"
     "  --quiet               do not stream node log lines (errors still show)\n"
@@ -141,7 +146,7 @@ int main(int argc, char** argv) {
                                           "--train-timeout", "--hold", "--fail-grace", "--cpus", "--log-level",
                                           "--node-arg", "--node-bin", "--kill", "--freeze", "--remove-socket",
                                           "--colls", "--algos", "--sizes", "--reps", "--json", "--frame",
-                                          "--wait"};
+                                          "--wait", "--pcap"};
     bool known = false;
     for (const char* k : kValued) known |= arg == k;
     if (!known) return usage_error("unknown option '" + arg + "'");
@@ -204,6 +209,14 @@ int main(int argc, char** argv) {
       LogLevel lvl;
       if (!parse_log_level(v, &lvl)) return usage_error("--log-level '" + v + "': use error, warn, info or debug");
       opt.log_level = v;
+    } else if (arg == "--pcap") {
+      // Every node writes its own ports' files there: one absolute path for all.
+      if (v.empty()) return usage_error("--pcap needs a directory");
+      if (Status st = mkdir_p(v); !st) return usage_error("--pcap: " + st.message());
+      char real[PATH_MAX];
+      if (!realpath(v.c_str(), real)) return usage_error("--pcap " + v + ": " + std::strerror(errno));
+      opt.node_args.insert(opt.node_args.end(), {"--pcap", real});
+      printf("rig: capturing every port to %s/node-X-Y-Z-portN-DIR.pcap\n", real);
     } else if (arg == "--node-arg") {
       opt.node_args.push_back(v);
     } else if (arg == "--node-bin") {
