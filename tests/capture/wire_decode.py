@@ -57,10 +57,17 @@ def crc32c(data, crc=0xFFFFFFFF):
     return crc
 
 
+LINK_NO_CRC = 0x04  # link flag: the medium guarantees integrity, no CRC was computed (docs/wire.md)
+
+
 def link_crc_ok(frame):
-    """None when the frame is too short or its length field overruns it."""
+    """None when the frame is too short or its length field overruns it; True
+    for a data or ack frame that says it carries no CRC (its port's medium
+    guarantees integrity: checked by the receiving port, not here)."""
     if len(frame) < 14 + LINK_LEN:
         return None
+    if frame[15] in (1, 2) and frame[16] & LINK_NO_CRC:
+        return True
     length = struct.unpack(">H", frame[38:40])[0]
     if length > len(frame) - 46:
         return None
@@ -109,8 +116,7 @@ def decode(frame):
         layouts = {
             2: ("coll", 20, (("algo", 0, 1), ("dim", 1, 1), ("step", 2, 2), ("chunk", 4, 4), ("count", 8, 4),
                              ("total", 12, 8))),
-            3: ("msg", 16, (("kind", 0, 1), ("flags", 1, 1), ("tag", 2, 2), ("total", 4, 4), ("offset", 8, 4),
-                            ("credit", 12, 4))),
+            3: ("msg", 16, (("kind", 0, 1), ("flags", 1, 1), ("tag", 4, 4), ("total", 8, 4), ("offset", 12, 4))),
             5: ("tree", 16, (("cls", 0, 1), ("op", 1, 1), ("type", 2, 1), ("flags", 3, 1), ("width", 4, 2),
                              ("count", 6, 2), ("seq", 8, 4), ("total", 12, 4))),
             6: ("barrier", 8, (("cls", 0, 1), ("channel", 1, 1), ("mode", 2, 1), ("flags", 3, 1), ("epoch", 4, 4))),
@@ -120,6 +126,9 @@ def decode(frame):
             if blen >= size:
                 for fname, o, n in fields:
                     d[f"toroid.{name}.{fname}"] = _u(frame, off + o, n)
+                if name == "msg" and d["toroid.msg.kind"] == 2:  # a credit return: offset holds the count
+                    d["toroid.msg.credit"] = d.pop("toroid.msg.offset")
+                    del d["toroid.msg.total"]
     return d
 
 

@@ -33,7 +33,7 @@ local VCS = { [0] = "low", [1] = "high (dateline)", [2] = "adaptive", [3] = "pri
 local PACKET_TYPES = { [1] = "neighbour", [2] = "collective", [3] = "p2p", [4] = "control",
                        [5] = "tree", [6] = "barrier" }
 local COLL_ALGOS = { [1] = "torus-ring", [2] = "torus-tree", [3] = "torus-fixed-order", [4] = "line-multicast" }
-local MSG_KINDS = { [1] = "data", [2] = "credit" }
+local MSG_KINDS = { [1] = "data", [2] = "credit", [3] = "abort" }
 local ALU_OPS = { [1] = "ADD", [2] = "MAX", [3] = "MIN", [4] = "AND", [5] = "OR", [6] = "XOR" }
 local ALU_TYPES = { [1] = "unsigned", [2] = "signed" }
 local BARRIER_MODES = { [0] = "AND (barrier)", [1] = "OR (interrupt)" }
@@ -44,6 +44,7 @@ local BARRIER_MODES = { [0] = "AND (barrier)", [1] = "OR (interrupt)" }
 local LINK_FLAGS = {
   { mask = 0x01, abbr = "nak", name = "NAK", descr = "resend what the sack lacks" },
   { mask = 0x02, abbr = "ackreq", name = "ACKREQ", descr = "answer with an ack at once" },
+  { mask = 0x04, abbr = "nocrc", name = "NOCRC", descr = "no CRC: the medium guarantees integrity", no_crc = true },
 }
 local HELLO_FLAGS = {
   { mask = 0x01, abbr = "heard", name = "HEARD", descr = "the sender has heard us" },
@@ -134,7 +135,7 @@ field("coll.elements", ProtoField.bytes("toroid.coll.elements", "Element bytes")
 field("msg", ProtoField.none("toroid.msg", "Message header"))
 field("msg.kind", ProtoField.uint8("toroid.msg.kind", "Kind", base.DEC, MSG_KINDS))
 field("msg.flags", ProtoField.uint8("toroid.msg.flags", "Flags", base.HEX))
-field("msg.tag", ProtoField.uint16("toroid.msg.tag", "Tag"))
+field("msg.tag", ProtoField.uint32("toroid.msg.tag", "Tag"))
 field("msg.total", ProtoField.uint32("toroid.msg.total", "Message bytes"))
 field("msg.offset", ProtoField.uint32("toroid.msg.offset", "Segment offset"))
 field("msg.credit", ProtoField.uint32("toroid.msg.credit", "Credit"))
@@ -311,19 +312,25 @@ local function dissect_payload_headers(tvb, pinfo, tree, off, len, ptype)
     if len < MSG_LEN then return bad(tree, "message segment shorter than its 16-byte header") end
     local t = tree:add(f.msg, tvb(off, MSG_LEN))
     local kind = tvb(off, 1):uint()
-    in_range(t:add(f["msg.kind"], tvb(off, 1)), kind, 1, 2, "message kind")
-    t:add(f["msg.flags"], tvb(off + 1, 1)); t:add(f["msg.tag"], tvb(off + 2, 2))
-    local total, offset = tvb(off + 4, 4):uint(), tvb(off + 8, 4):uint()
-    t:add(f["msg.total"], tvb(off + 4, 4))
-    local oi = t:add(f["msg.offset"], tvb(off + 8, 4)); t:add(f["msg.credit"], tvb(off + 12, 4))
+    in_range(t:add(f["msg.kind"], tvb(off, 1)), kind, 1, 3, "message kind")
+    t:add(f["msg.flags"], tvb(off + 1, 1)); t:add(f["msg.tag"], tvb(off + 4, 4))
+    local total, offset = tvb(off + 8, 4):uint(), tvb(off + 12, 4):uint()
+    local oi
+    if kind == 2 then
+      oi = t:add(f["msg.credit"], tvb(off + 12, 4))
+    else
+      t:add(f["msg.total"], tvb(off + 8, 4))
+      oi = t:add(f["msg.offset"], tvb(off + 12, 4))
+    end
     local rest = len - MSG_LEN
     if kind == 1 and offset + rest > total then
       bad(oi, string.format("segment %d+%d beyond the message's %d bytes", offset, rest, total))
-    elseif kind == 2 and rest ~= 0 then
-      bad(t, string.format("credit message with %d payload bytes", rest))
+    elseif kind ~= 1 and rest ~= 0 then
+      bad(t, string.format("%s message with %d payload bytes", MSG_KINDS[kind] or "control", rest))
     end
     if rest > 0 then tree:add(f["msg.data"], tvb(off + MSG_LEN, rest)) end
-    pinfo.cols.info:append(kind == 2 and string.format(" credit %d", tvb(off + 12, 4):uint())
+    pinfo.cols.info:append(kind == 2 and string.format(" credit %d", offset)
+      or kind == 3 and " abort"
       or string.format(" msg %d+%d/%d", offset, rest, total))
   elseif ptype == 5 then
     if len < TREE_LEN then return bad(tree, "tree packet shorter than its 16-byte header") end
