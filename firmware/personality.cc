@@ -35,8 +35,23 @@ bool parse_u64(const std::string& s, uint64_t* out) {
 
 }  // namespace
 
+Status check_partition_id(const std::string& id) {
+  if (id.size() > kPartitionIdMax)
+    return error(Code::kInvalid, "personality: partition id '%s' is longer than %zu characters", id.c_str(),
+                 kPartitionIdMax);
+  for (char ch : id) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '_' || ch == '-';
+    if (!ok)
+      return error(Code::kInvalid, "personality: partition id '%s' holds '%c' (letters, digits, '.', '_', '-' only)",
+                   id.c_str(), ch);
+  }
+  return Status::ok();
+}
+
 std::string Personality::describe() const {
-  std::string s = "dims " + dims.to_string() + " coord " + coord.to_string() + " job " + job +
+  std::string s = partition.empty() ? "" : "partition " + partition + " ";
+  s += "dims " + dims.to_string() + " coord " + coord.to_string() + " job " + job +
                   " seed " + std::to_string(seed) + " ports";
   if (ports.empty()) s += " (none)";
   for (const auto& p : ports) {
@@ -52,6 +67,7 @@ Status validate(const Personality& p) {
   if (!p.has_dims) return error(Code::kInvalid, "personality: missing field 'dims'");
   if (!p.has_coord) return error(Code::kInvalid, "personality: missing field 'coord'");
   if (p.job.empty()) return error(Code::kInvalid, "personality: missing field 'job'");
+  if (Status st = check_partition_id(p.partition); !st) return st;
   for (int i = 0; i < kDims; ++i) {
     if (p.dims.n[i] == 0) return error(Code::kInvalid, "personality: dims %s has a dimension of size 0",
                                        p.dims.to_string().c_str());
@@ -136,13 +152,16 @@ Result<Personality> parse_personality_text(const std::string& text, const std::s
       ps.driver = w[2];
       if (w.size() == 4) ps.address = w[3];
       p.ports.push_back(ps);
+    } else if (key == "partition") {
+      if (value.empty()) return error(Code::kInvalid, "%s line %d: empty partition id", source.c_str(), lineno);
+      p.partition = value;
     } else if (key == "arg") {
       auto w = words(value);
       if (w.size() != 2)
         return error(Code::kInvalid, "%s line %d: arg needs 'KEY VALUE'", source.c_str(), lineno);
       p.job_args[w[0]] = w[1];
     } else {
-      return error(Code::kInvalid, "%s line %d: unknown key '%s' (known: dims, coord, job, seed, port, arg)",
+      return error(Code::kInvalid, "%s line %d: unknown key '%s' (known: dims, coord, job, seed, partition, port, arg)",
                    source.c_str(), lineno, key.c_str());
     }
   }
@@ -174,7 +193,7 @@ Result<Personality> parse_personality_args(const std::vector<std::string>& args)
   std::string text;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
-    static const char* const kKeys[] = {"dims", "coord", "job", "seed", "port", "arg", "personality"};
+    static const char* const kKeys[] = {"dims", "coord", "job", "seed", "partition", "port", "arg", "personality"};
     std::string key;
     for (const char* k : kKeys) {
       if (flag == std::string("--") + k) key = k;
@@ -201,6 +220,22 @@ Result<Personality> parse_personality_args(const std::vector<std::string>& args)
     text += key + " = " + value + "\n";
   }
   return parse_personality_text(text, "command line");
+}
+
+std::string personality_text(const Personality& p, const std::string& header) {
+  std::string s = "# " + header + "\n";
+  if (!p.partition.empty()) s += "partition = " + p.partition + "\n";
+  s += "dims = " + p.dims.to_string() + "\n";
+  s += "coord = " + p.coord.to_string() + "\n";
+  s += "job = " + p.job + "\n";
+  s += "seed = " + std::to_string(p.seed) + "\n";
+  for (const auto& [k, v] : p.job_args) s += "arg = " + k + " " + v + "\n";
+  for (const auto& ps : p.ports) {
+    s += "port = " + ps.name + " " + dir_name(ps.dir) + " " + ps.driver;
+    if (!ps.address.empty()) s += " " + ps.address;
+    s += "\n";
+  }
+  return s;
 }
 
 std::vector<PortSpec> default_ports(const Dims& dims, const std::string& driver) {

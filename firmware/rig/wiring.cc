@@ -102,18 +102,7 @@ Result<std::vector<Personality>> wire_partition(const WiringOptions& opt) {
 }
 
 std::string personality_text(const Personality& p) {
-  std::string s = "# toroid node personality (written by toroid-rig)\n";
-  s += "dims = " + p.dims.to_string() + "\n";
-  s += "coord = " + p.coord.to_string() + "\n";
-  s += "job = " + p.job + "\n";
-  s += "seed = " + std::to_string(p.seed) + "\n";
-  for (const auto& [k, v] : p.job_args) s += "arg = " + k + " " + v + "\n";
-  for (const auto& ps : p.ports) {
-    s += "port = " + ps.name + " " + dir_name(ps.dir) + " " + ps.driver;
-    if (!ps.address.empty()) s += " " + ps.address;
-    s += "\n";
-  }
-  return s;
+  return toroid::personality_text(p, "toroid node personality (written by toroid-rig)");
 }
 
 Result<Coord> parse_rig_coord(const std::string& s, const Dims& dims) {

@@ -157,3 +157,21 @@ TEST(Personality, DefaultPortsCoverEveryLink) {
   p.ports = default_ports(p.dims, "sim");
   CHECK(validate(p).is_ok());
 }
+
+TEST(Personality, PartitionIdIsOptionalCheckedAndRoundTrips) {
+  auto r = parse_personality_text(std::string(kGood) + "partition = lab-a.2\n", "p.txt");
+  CHECK_TRUE_TEXT(r.is_ok(), r.status().message().c_str());
+  STRCMP_EQUAL("lab-a.2", r->partition.c_str());
+  STRCMP_EQUAL("partition lab-a.2 dims 2x2x1 coord 1,0,0 job selftest seed 42 ports port0=x+ port1=x- port2=y+ port3=y-",
+               r->describe().c_str());
+  auto back = parse_personality_text(personality_text(r.value(), "round trip"), "back.txt");
+  CHECK_TRUE_TEXT(back.is_ok(), back.status().message().c_str());
+  STRCMP_EQUAL(r->describe().c_str(), back->describe().c_str());
+  CHECK(contains(err(std::string(kGood) + "partition = lab/a\n"), "partition id 'lab/a' holds '/'"));
+  CHECK(contains(err(std::string(kGood) + "partition = " + std::string(33, 'p') + "\n"), "longer than 32"));
+  CHECK(contains(err(std::string(kGood) + "partition =\n"), "p.txt line 10: empty partition id"));
+  auto a = parse_personality_args({"--dims", "2x1x1", "--coord", "0,0,0", "--job", "train", "--partition", "p7",
+                                   "--port", "p0:x+:sim", "--port", "p1:x-:sim"});
+  CHECK_TRUE_TEXT(a.is_ok(), a.status().message().c_str());
+  STRCMP_EQUAL("p7", a->partition.c_str());
+}
