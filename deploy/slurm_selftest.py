@@ -81,6 +81,7 @@ def run_step(env, node_bin, topology, ranks, pmix, timeout_s, extra_srun, node_a
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     timed_out = False
+    done = set()
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -95,8 +96,14 @@ def run_step(env, node_bin, topology, ranks, pmix, timeout_s, extra_srun, node_a
             break
         line = line.rstrip("\n")
         lines.append(line)
-        # Progress: boots, verdicts and anything that failed.
-        if (VERDICT.match(line) or " trained " in line or "error" in line or "FAIL" in line or
+        # Progress: boots, verdicts and anything that failed before its
+        # node's verdict (after it, neighbours leaving is expected).
+        m = VERDICT.match(line)
+        if m:
+            done.add(m.group(1))
+        node = re.match(r"^\[node (\S+)\]", line)
+        late = node is not None and node.group(1) in done
+        if (m or " trained " in line or (("error" in line or "FAIL" in line) and not late) or
                 line.startswith("srun:") or RANK_FROM.match(line)):
             say("  " + line[:300])
     if timed_out:

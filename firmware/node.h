@@ -76,21 +76,14 @@ class Node {
   uint64_t done_ns() const { return done_ns_; }
 
  private:
-  // Logs every link that goes down, by node and port: an error while the
-  // node still needs its links, news once it has its verdict (a neighbour
-  // that finished too may leave first).
+  // Logs every link that goes down, by node and port.
   class LinkWatch final : public LinkDownListener {
    public:
-    explicit LinkWatch(const Node* n) : n_(n) {}
-    void on_link_down(uint16_t, const Status& why) override {
-      if (n_->finished())
-        n_->log_.info("after the verdict: %s", why.message().c_str());
-      else
-        n_->log_.error("%s", why.message().c_str());
-    }
+    explicit LinkWatch(const Logger& log) : log_(log) {}
+    void on_link_down(uint16_t, const Status& why) override { log_.error("%s", why.message().c_str()); }
 
    private:
-    const Node* n_;
+    const Logger& log_;
   };
   // Drives the boot sequence and the job from inside the event loop.
   class Sequencer final : public Poller {
@@ -117,7 +110,7 @@ class Node {
   Status setup_status_;  // a constructor step that failed; boot() reports it
   std::unique_ptr<Job> job_;
   Sequencer seq_{this};
-  LinkWatch watch_{this};
+  LinkWatch watch_{log_};
   NodeState state_ = NodeState::kCreated;
   Status status_;
   bool boot_failed_ = false;
