@@ -51,7 +51,7 @@ struct KernelRig {
     CHECK_FALSE_TEXT(r.overran, ("the rig overran its bound:\n" + r.out).c_str());
     LONGS_EQUAL_TEXT(0, processes_mentioning(dir), ("node processes outlived the rig:\n" + r.out).c_str());
     // "rig: removed 24 veth pairs and 8 of 8 network namespaces (toroid-PID-*)"
-    const std::string removed = line_with(r.out, "rig: removed ");
+    const std::string removed = line_with(r.out, " veth pairs and ");
     CHECK_TEXT(!removed.empty(), r.out.c_str());
     const size_t at = removed.find("(toroid-");
     CHECK_TEXT(at != std::string::npos, removed.c_str());
@@ -118,3 +118,17 @@ TEST_GROUP(DeployRigAfPacket) {
 };
 
 TEST(DeployRigAfPacket, SelftestPassesOn2x2x1) { check_selftest(k, "af_packet", "2x2x1", 4, 16, 8); }
+
+// A rig killed outright leaves its namespaces; the next rig removes them by
+// name (their pid is gone: 4194305 is above any pid_max).
+TEST(DeployRigAfPacket, NamespacesOfAGoneRigAreRemoved) {
+  const std::string stale = "toroid-4194305-0-0-0";
+  LONGS_EQUAL(0, std::system(("ip netns add " + stale).c_str()));
+  LONGS_EQUAL(1, namespaces_named(stale));
+  Run r = k.rig("--dims 2x1x1 --job train --driver af_packet", 60);
+  const bool gone = namespaces_named(stale) == 0;
+  if (!gone) (void)std::system(("ip netns del " + stale).c_str());
+  LONGS_EQUAL_TEXT(0, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("rig: removed network namespace " + stale + " left by a rig that is gone"), r.out.c_str());
+  CHECK_TEXT(gone, r.out.c_str());
+}
