@@ -214,7 +214,8 @@ Result<std::unique_ptr<HostPorts>> HostPorts::open(const Personality& p, const H
   m.p = p;
   std::vector<std::string> dpdk_specs;
   // A memif port with a bigger slot (bsize=9216: 9000-byte frames) needs
-  // buffers that hold one slot: the pool's room grows to the largest bsize.
+  // buffers that hold one slot: the pool's room grows to the largest bsize,
+  // or to the largest frame a port's MTU allows.
   uint32_t frame_room = opt.frame_room;
   for (const auto& ps : p.ports) {
     HostDriver d;
@@ -223,6 +224,8 @@ Result<std::unique_ptr<HostPorts>> HostPorts::open(const Personality& p, const H
     dpdk_specs.push_back(host_port_spec(ps));
     if (auto s = parse_dpdk_port_spec(dpdk_specs.back()); s && s->kind == DpdkPortKind::kMemif && s->bsize)
       frame_room = std::max(frame_room, s->bsize);
+    // A topology MTU needs buffers that hold its frames (Ethernet header too).
+    if (ps.mtu) frame_room = std::max(frame_room, (ps.mtu + 14 + 63) / 64 * 64);
   }
   hp->dpdk_ = !dpdk_specs.empty();
   // DPDK 22.11's AF_XDP PMD fills each socket's fill ring with 2048 mbufs
@@ -315,8 +318,10 @@ Result<std::unique_ptr<HostPorts>> HostPorts::open(const Personality& p, const H
       c.mtu = ps.mtu;
       auto r = DpdkPort::open(c);
       auto spec = parse_dpdk_port_spec(c.spec);
-      if (!r && spec && spec->kind == DpdkPortKind::kAfXdp && spec->fallback) {
-        // Same interface, a packet socket instead of an XDP socket.
+      // Same interface, a packet socket instead of an XDP socket; not for a
+      // port the topology got wrong (kInvalid: the same error again).
+      if (!r && r.status().code() != Code::kInvalid && spec && spec->kind == DpdkPortKind::kAfXdp &&
+          spec->fallback) {
         const std::string why = r.status().message();
         c.spec = "af_packet:iface=" + spec->iface;
         r = DpdkPort::open(c);

@@ -156,8 +156,14 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const DpdkPortConfig& cfg) {
       break;
     }
   }
-  if (cfg.mtu) frame = std::min(frame, cfg.mtu + kEthHeader);
   frame = std::min(frame, room);
+  // Both ends of a cable take the topology's MTU: a port that cannot carry
+  // it would receive frames it has to drop.
+  if (cfg.mtu && frame < cfg.mtu + kEthHeader)
+    return error(Code::kInvalid,
+                 "port %s: the topology gives MTU %u, but this port carries at most %u-byte frames (MTU %u) here",
+                 cfg.spec.c_str(), cfg.mtu, frame, frame - kEthHeader);
+  if (cfg.mtu) frame = cfg.mtu + kEthHeader;
 
   ret = rte_eth_dev_configure(pid, 1, 1, &conf);
   if (ret != 0) return error(Code::kIo, "port %s: rte_eth_dev_configure: %s", dev, rte_strerror(-ret));

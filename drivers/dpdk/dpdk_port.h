@@ -48,8 +48,9 @@ struct DpdkPortConfig {
   uint16_t rx_desc = kDpdkRxDesc;
   uint16_t tx_desc = kDpdkTxDesc;
   // The link's MTU from a deployment's topology (0: the device's own):
-  // caps max_frame at mtu + 14; a PCI NIC is set to it; a kernel interface
-  // with a smaller MTU is refused.
+  // max_frame is mtu + 14; a PCI NIC is set to it; a port that cannot carry
+  // it (a kernel interface with a smaller MTU, the PMD's or the pool's
+  // limit) is refused.
   uint32_t mtu = 0;
 };
 
