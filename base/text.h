@@ -25,6 +25,19 @@ inline std::vector<std::string> words(const std::string& s) {
   return out;
 }
 
+// "a,b,,c" -> {"a", "b", "", "c"}: every field, empty ones too.
+inline std::vector<std::string> split_list(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t e = s.find(sep, pos);
+    if (e == std::string::npos) e = s.size();
+    out.push_back(s.substr(pos, e - pos));
+    pos = e + 1;
+  }
+  return out;
+}
+
 // Decimal digits only, at most 19 of them (no sign, no overflow).
 inline bool parse_u64(const std::string& s, uint64_t* out) {
   if (s.empty() || s.size() > 19) return false;

@@ -53,18 +53,6 @@ int usage_error(const std::string& msg) {
   return 2;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t e = s.find(sep, pos);
-    if (e == std::string::npos) e = s.size();
-    out.push_back(s.substr(pos, e - pos));
-    pos = e + 1;
-  }
-  return out;
-}
-
 int cmd_check(const std::string& file) {
   auto t = parse_topology_file(file);
   if (!t) {
@@ -107,7 +95,7 @@ int cmd_gen(int argc, char** argv) {
       if (Status st = check_partition_id(v); !st || v.empty()) return usage_error("--partition '" + v + "': bad id");
       o.partition = v;
     } else if (arg == "--hosts") {
-      o.hosts = split(v, ',');
+      o.hosts = split_list(v, ',');
     } else if (arg == "--nic") {
       const auto eq = v.find('=');
       Dir d;
