@@ -32,7 +32,10 @@ const char kUsage[] =
     "\n"
     "Runs every node of an XxYxZ torus partition as its own toroid-node\n"
     "process on this machine, cabled by DPDK memif pairs (--no-huge, one EAL\n"
-    "per process) or io_uring unix sockets. Writes each node's personality,\n"
+    "per process) or io_uring unix sockets, or, like a deployment, by kernel\n"
+    "NICs: every node in its own network namespace, every cable a veth pair\n"
+    "named after it, reached through DPDK's AF_XDP PMD (or af_packet), every\n"
+    "node booting from the partition's topology file. Writes each node's personality,\n"
     "streams the nodes' logs with node prefixes, prints one case table and a\n"
     "verdict line, stops every node (two phases: quiesce, then close) and\n"
     "removes the sockets. Logs and personalities stay in the run directory.\n"
@@ -40,7 +43,8 @@ const char kUsage[] =
     "options:\n"
     "  --dims XxYxZ          partition shape (required)\n"
     "  --job JOB             selftest | coll | traffic | train | bench (required)\n"
-    "  --driver D            memif (default) | uring\n"
+    "  --driver D            memif (default) | uring | af_xdp | af_packet (kernel\n"
+    "                        NICs: needs root; docs/deploy.md)\n"
     "  --seed N              seed for the job's data (default 1)\n"
     "  --arg KEY=VALUE       a job argument (repeatable); traffic shorthands:\n"
     "  --pattern P --messages N --size BYTES --routing R\n"
@@ -86,6 +90,9 @@ const char kUsage[] =
     "                        neighbour with data in flight reports no progress)\n"
     "  --remove-socket X,Y,Z:DIR  remove that link's socket before its client\n"
     "                        connects; both ends must report the port\n"
+    "  --swap-veths X,Y,Z:D1,D2   af_xdp/af_packet: plug that node's D1 and D2\n"
+    "                        cables into each other's ports (repeatable); link\n"
+    "                        training must refuse them, naming both ends\n"
     "\n"
     "Ctrl-C stops the rig cleanly (a second Ctrl-C kills the nodes at once).\n"
     "exit status: 0 every node passed, 1 a node failed, died or timed out,\n"
@@ -112,6 +119,7 @@ int main(int argc, char** argv) {
   RigOptions opt;
   bool have_dims = false, have_job = false;
   std::string kill_spec, remove_spec;
+  std::vector<std::string> swap_specs;
   for (ArgWalker w(argc, argv); w.next();) {
     const std::string arg = w.arg();
     const bool inline_val = w.has_inline();
@@ -146,7 +154,7 @@ int main(int argc, char** argv) {
                                           "--train-timeout", "--hold", "--fail-grace", "--cpus", "--log-level",
                                           "--node-arg", "--node-bin", "--kill", "--freeze", "--remove-socket",
                                           "--colls", "--algos", "--sizes", "--reps", "--json", "--frame",
-                                          "--wait", "--pcap"};
+                                          "--wait", "--pcap", "--swap-veths"};
     bool known = false;
     for (const char* k : kValued) known |= arg == k;
     if (!known) return usage_error("unknown option '" + arg + "'");
@@ -160,7 +168,7 @@ int main(int argc, char** argv) {
       opt.job = v;
       have_job = true;
     } else if (arg == "--driver") {
-      if (!is_rig_driver(v)) return usage_error("--driver '" + v + "': use memif or uring");
+      if (!is_rig_driver(v)) return usage_error("--driver '" + v + "': use memif, uring, af_xdp or af_packet");
       opt.driver = v;
     } else if (arg == "--seed") {
       char* end = nullptr;
@@ -227,6 +235,8 @@ int main(int argc, char** argv) {
       opt.kill_signal = arg == "--kill" ? SIGKILL : SIGSTOP;
     } else if (arg == "--remove-socket") {
       remove_spec = v;
+    } else if (arg == "--swap-veths") {
+      swap_specs.push_back(v);
     }
   }
   if (!have_dims) return usage_error("missing --dims XxYxZ");
@@ -256,6 +266,24 @@ int main(int argc, char** argv) {
     opt.remove_node = *c;
     opt.remove_dir = d;
   }
+  for (const auto& sw : swap_specs) {
+    const auto colon = sw.find(':');
+    const auto comma = sw.find(',', colon == std::string::npos ? 0 : colon);
+    if (colon == std::string::npos || comma == std::string::npos)
+      return usage_error("--swap-veths '" + sw + "': expected X,Y,Z:D1,D2");
+    auto c = parse_rig_coord(sw.substr(0, colon), opt.dims);
+    if (!c) return usage_error("--swap-veths '" + sw + "': " + c.status().message());
+    VethSwap s;
+    s.node = *c;
+    if (!parse_dir(sw.substr(colon + 1, comma - colon - 1), &s.a) || !parse_dir(sw.substr(comma + 1), &s.b) ||
+        s.a == s.b || !has_link(s.a, opt.dims) || !has_link(s.b, opt.dims))
+      return usage_error("--swap-veths '" + sw + "': two different directions that have links (x+ x- y+ y- z+ z-)");
+    opt.swaps.push_back(s);
+  }
+  if (!opt.swaps.empty() && !is_kernel_driver(opt.driver))
+    return usage_error("--swap-veths is an option of --driver af_xdp or af_packet");
+  if (opt.remove_socket && is_kernel_driver(opt.driver))
+    return usage_error("--remove-socket is an option of --driver memif or uring (kernel links have no sockets)");
   if (opt.frame == 9000) {
     if (opt.driver != "memif")
       return usage_error("--frame 9000 needs --driver memif (a uring node's buffers hold 2048-byte frames)");
