@@ -43,6 +43,10 @@ struct SimOptions {
   bool log_boot = true;                 // every node's boot lines
   bool progress = true;                 // a progress line every few wall seconds
   std::string pcap_dir;                 // non-empty: capture every port there (firmware/sim_capture.h)
+  // Create every node's packets and the fabric's event room at build time
+  // instead of on demand (the allocation test's steady state; costs memory
+  // at scale, so off by default).
+  bool preallocate = false;
 };
 
 struct SimSummary {

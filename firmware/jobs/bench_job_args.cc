@@ -223,13 +223,26 @@ Result<BenchSpec> parse_bench_args(const std::map<std::string, std::string>& arg
   return s;
 }
 
+// Without --reps, OSU's habit: many repetitions of small operations (a
+// median of 20 microsecond figures says little on a machine whose vCPUs
+// change speed every few seconds), few of large ones.
 uint32_t bench_reps_for(const BenchSpec& s, uint64_t bytes) {
+  if (!s.reps_given) {
+    if (bytes <= 1024) return 1000;
+    if (bytes <= 16 * 1024) return 500;
+    if (bytes <= 256 * 1024) return 100;
+    if (bytes <= kMiB) return 40;
+    return 20;
+  }
   if (bytes < kMiB) return s.reps;
   return std::min(s.reps, std::max<uint32_t>(5, s.reps / 4));
 }
 
+// Without --warmup: a tenth of the repetitions, at least 2.
 uint32_t bench_warmup_for(const BenchSpec& s, uint64_t bytes) {
-  if (s.warmup_given || bytes < kMiB) return s.warmup;
+  if (s.warmup_given) return s.warmup;
+  if (!s.reps_given) return std::max<uint32_t>(2, bench_reps_for(s, bytes) / 10);
+  if (bytes < kMiB) return s.warmup;
   return std::min<uint32_t>(s.warmup, 1);
 }
 
