@@ -8,10 +8,12 @@ import os
 import sys
 import textwrap
 
-from . import (cmd_bench, cmd_build, cmd_package, cmd_qemu, cmd_rig, cmd_selftest, cmd_setup, cmd_sim, cmd_slurm_selftest, cmd_test)
+from . import (cmd_bench, cmd_build, cmd_man, cmd_package, cmd_qemu, cmd_rig, cmd_selftest, cmd_setup, cmd_sim,
+               cmd_slurm_selftest, cmd_test)
 from .common import PROG, Failure, Parser, Paths, UsageError
 
-COMMANDS = [cmd_setup, cmd_build, cmd_test, cmd_selftest, cmd_rig, cmd_slurm_selftest, cmd_sim, cmd_qemu, cmd_bench, cmd_package]
+COMMANDS = [cmd_setup, cmd_build, cmd_test, cmd_selftest, cmd_rig, cmd_slurm_selftest, cmd_sim, cmd_qemu,
+            cmd_bench, cmd_package, cmd_man]
 MODULES = {m.NAME: m for m in COMMANDS}
 SUMMARY_COLUMN = 33
 
