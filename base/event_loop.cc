@@ -256,6 +256,9 @@ Status EventLoop::add_wait_fd(int fd) {
 
 bool EventLoop::run_once() {
   bool busy = false;
+  const uint64_t outer_now = round_now_;
+  ++round_depth_;
+  round_now_ = clock_.now_ns();
   // By index: a poller may add or remove pollers from inside poll().
   for (size_t i = 0; i < pollers_.size(); ++i) {
     Poller* p = pollers_[i];
@@ -264,7 +267,13 @@ bool EventLoop::run_once() {
     busy |= p->poll();
     p->in_poll_ = false;
   }
-  if (timers_.expire(now()) > 0) busy = true;
+  // Timers fire on the round's time too: at most one round late, and one
+  // clock read per round however many packets moved.
+  if (timers_.expire(round_now_) > 0) busy = true;
+  --round_depth_;
+  // A nested round (a blocking wait inside a poller) leaves the outer round
+  // with the later time.
+  if (round_depth_) round_now_ = std::max(outer_now, clock_.now_ns());
   if (busy) ++idle_.busy_rounds;
   else ++idle_.idle_rounds;
   return busy;
@@ -273,16 +282,27 @@ bool EventLoop::run_once() {
 void EventLoop::idle_reset() {
   idle_rounds_ = 0;
   sleep_ns_ = 0;
+  idle_since_ = 0;
 }
 
 void EventLoop::idle_step(uint64_t hard_deadline) {
   // The sim scheduler owns virtual time: sleeping would only stall it.
   if (clock_.is_virtual()) return;
-  if (idle_rounds_ < tuning::kIdleSpinRounds + tuning::kIdlePauseRounds) {
-    // With more nodes than cores a spinning node holds the core its peer
-    // needs to answer: give it up (returns at once when nobody else waits).
-    if (yield_when_idle_) sched_yield();
-    else if (idle_rounds_ >= tuning::kIdleSpinRounds) cpu_relax();
+  if (yield_when_idle_) {
+    // More nodes than cores: a spinning node holds the core its peer needs
+    // to answer. Hand the core over at once, every idle round (sched_yield
+    // returns at once when nobody else waits); sleep only after a while
+    // with nothing at all to do (a sleeping node is woken by nothing but
+    // its timeout, and a collective waiting on it would wait that long).
+    const uint64_t t = now();
+    if (idle_since_ == 0) idle_since_ = t;
+    if (t - idle_since_ < tuning::kIdleYieldNs) {
+      sched_yield();
+      ++idle_rounds_;
+      return;
+    }
+  } else if (idle_rounds_ < tuning::kIdleSpinRounds + tuning::kIdlePauseRounds) {
+    if (idle_rounds_ >= tuning::kIdleSpinRounds) cpu_relax();
     ++idle_rounds_;
     return;
   }

@@ -11,6 +11,7 @@ constexpr uint32_t kTimerWheelSlots = 1024;     // one revolution = 1.024 ms
 static_assert((kTimerWheelSlots & (kTimerWheelSlots - 1)) == 0, "power of two");
 constexpr uint32_t kIdleSpinRounds = 2000;      // idle rounds spent spinning
 constexpr uint32_t kIdlePauseRounds = 2000;     // then rounds with a pause insn
+constexpr uint64_t kIdleYieldNs = 20 * 1000 * 1000;    // yield mode: yield this long before sleeping
 constexpr uint64_t kIdleSleepMinNs = 20 * 1000;        // first sleep
 constexpr uint64_t kIdleSleepMaxNs = 1000 * 1000;      // sleeps double up to this
 static_assert(kIdleSleepMinNs <= kIdleSleepMaxNs);
@@ -53,7 +54,7 @@ constexpr uint64_t kLinkRtoSimNs = 5 * 1000;    // first retransmission timeout 
 constexpr uint64_t kLinkRtoMaxSimNs = 200 * 1000;
 constexpr uint64_t kLinkAckDelaySimNs = 1000;   // bare ack if nothing to piggyback on
 constexpr uint64_t kLinkDownSimNs = 2 * 1000 * 1000;   // no progress 2 ms (virtual) => down
-constexpr uint64_t kLinkRtoRealNs = 200 * 1000;
+constexpr uint64_t kLinkRtoRealNs = 1000 * 1000;      // minimum RTO; srtt + 4 rttvar above it
 constexpr uint64_t kLinkRtoMaxRealNs = 50 * 1000 * 1000;
 constexpr uint64_t kLinkAckDelayRealNs = 20 * 1000;
 constexpr uint64_t kLinkDownRealNs = 500 * 1000 * 1000;  // 0.5 s
@@ -66,9 +67,12 @@ static_assert(kLinkRtoMaxSimNs < kLinkDownSimNs && kLinkRtoMaxRealNs < kLinkDown
 constexpr uint32_t kInjectQueue = 256;          // local packets waiting to enter the network
 
 // ---- point-to-point messages (netstack/p2p.h) -------------------------------
-constexpr uint32_t kP2pWindow = 16;             // segments in flight per destination
-constexpr uint32_t kP2pReadyCap = 256 * 1024;   // bytes of unreceived complete messages per source
-constexpr uint32_t kP2pSpareBuffers = 64;       // recycled message buffers a Messenger keeps
+constexpr uint32_t kP2pWindow = 64;             // segments in flight per destination (<= 64: seq map)
+constexpr uint32_t kP2pMaxHeld = 1024;          // frames held for unexpected messages, all sources
+constexpr uint64_t kP2pStoreCap = 64ull << 20;  // bytes of spilled unexpected messages
+constexpr uint64_t kP2pMaxMessage = 0xffffffffull;  // bytes of one message (the wire's 32-bit size)
+constexpr uint32_t kP2pSpareBuffers = 64;       // recycled spill buffers a Messenger keeps
+static_assert(kP2pWindow >= 4 && kP2pWindow <= 64, "the receiver tracks 64 message numbers ahead");
 
 // ---- combine and barrier networks (netstack/tree/) ---------------------------
 constexpr uint32_t kTreeWindow = 8;             // packets a node may be ahead per tree class

@@ -15,29 +15,35 @@ Status PlanAlgo::start(Comm& comm, const CollArgs& args) {
   reset();
   comm_ = &comm;
   args_ = args;
-  auto plan = build(comm.info(), args);
-  if (!plan) return plan.status();
-  plan_ = std::move(*plan);
-  tmp_.assign(plan_.tmp_elems * args.esize, 0);
-  size_t most_sends = 0, most_recvs = 0;
-  for (const auto& s : plan_.steps) {
-    most_sends = std::max(most_sends, s.sends.size());
-    most_recvs = std::max(most_recvs, s.recvs.size());
+  const CommInfo& ci = comm.info();
+  const Shape shape{args.kind, args.count,  args.esize, args.root, args.buffer_blocks, ci.size, ci.rank,
+                    args.seed, args.in_place(), true};
+  if (!(shape == shape_)) {
+    shape_ = Shape{};
+    auto plan = build(ci, args);
+    if (!plan) return plan.status();
+    plan_ = std::move(*plan);
+    size_t most_sends = 0, most_recvs = 0;
+    for (const auto& s : plan_.steps) {
+      most_sends = std::max(most_sends, s.sends.size());
+      most_recvs = std::max(most_recvs, s.recvs.size());
+    }
+    handles_.reserve(most_sends);
+    if (reqs_.size() < most_recvs) reqs_.resize(most_recvs);
+    if (state_.size() < most_recvs) state_.resize(most_recvs);
+    if (prev_same_peer_.size() < most_recvs) prev_same_peer_.resize(most_recvs);
+    by_peer_.reserve(most_recvs);
+    shape_ = shape;
   }
-  handles_.clear();
-  handles_.reserve(most_sends);
-  got_.assign(most_recvs, 0);
-  clear_.assign(most_recvs, 0);
-  prev_same_peer_.assign(most_recvs, -1);
-  by_peer_.reserve(most_recvs);
+  // The scratch never needs clearing: every plan writes before it reads.
+  if (tmp_.size() < plan_.tmp_elems * args.esize) tmp_.resize(plan_.tmp_elems * args.esize);
   arrivals_.clear();
   step_ = 0;
+  in_step_ = false;
   if (plan_.steps.empty()) {
     for (const auto& c : plan_.finish) copy(c);
     finish(Status::ok());
-    return Status::ok();
   }
-  phase_ = Phase::kSend;
   return Status::ok();
 }
 
@@ -58,60 +64,118 @@ void PlanAlgo::copy(const schedule::Copy& c) {
   if (src != dst) std::memmove(dst, src, c.n * e);
 }
 
+void PlanAlgo::reduce_into(const void* ctx, uint8_t* dst, const uint8_t* src, uint64_t bytes) {
+  const Reducer& red = *static_cast<const Reducer*>(ctx);
+  red.apply(dst, src, bytes / red.esize);
+}
+
+namespace {
+bool overlap(const uint8_t* a, uint64_t an, const uint8_t* b, uint64_t bn) { return an && bn && a < b + bn && b < a + an; }
+}  // namespace
+
+// Whether receive i of the step may be posted now, and the send that must
+// gate it (0: none). It waits while it would overwrite what more than one
+// unsent send of the step reads, or a send not issued yet; one such send
+// gates it instead (its segments land behind that send's progress). A
+// reducing receive also waits for an earlier receive of the step that
+// reduces into the same elements, so float results keep the plan's order.
+bool PlanAlgo::ready(uint32_t i, uint64_t* gate) {
+  const schedule::Step& st = plan_.steps[step_];
+  const schedule::Recv& r = st.recvs[i];
+  *gate = 0;
+  // Receives from one peer match its messages in posting order: never post
+  // one ahead of an earlier one from the same peer (the previous one posted
+  // means every earlier one is: they post in order).
+  if (prev_same_peer_[i] >= 0 && state_[prev_same_peer_[i]] == RecvState::kWaiting) return false;
+  if (r.n == 0) return true;
+  const size_t e = args_.esize;
+  const uint8_t* rb = base(r.buf) + r.off * e;
+  const uint64_t rn = r.n * e;
+  for (size_t k = 0; k < st.sends.size(); ++k) {
+    const schedule::Send& s = st.sends[k];
+    if (handles_[k] == 0 || !overlap(rb, rn, base(s.buf) + s.off * e, s.n * e)) continue;
+    if (handles_[k] != kNotSent && comm_->send_done(handles_[k])) {
+      handles_[k] = 0;  // left: no need to ask again
+      continue;
+    }
+    if (handles_[k] == kNotSent || *gate) return false;
+    *gate = handles_[k];
+  }
+  if (r.act == Act::kReduce) {
+    for (uint32_t j = 0; j < i; ++j) {
+      const schedule::Recv& q = st.recvs[j];
+      if (q.act == Act::kReduce && state_[j] != RecvState::kDone && overlap(rb, rn, base(q.buf) + q.off * e, q.n * e))
+        return false;
+    }
+  }
+  return true;
+}
+
+// Post every waiting receive of the step that may land now.
+bool PlanAlgo::post_ready() {
+  const schedule::Step& st = plan_.steps[step_];
+  bool moved = false;
+  for (uint32_t i = 0; i < st.recvs.size(); ++i) {
+    uint64_t gate = 0;
+    if (state_[i] != RecvState::kWaiting || !ready(i, &gate)) continue;
+    const schedule::Recv& r = st.recvs[i];
+    RecvReq& q = reqs_[i];
+    q.gate = gate;
+    q.src = static_cast<int32_t>(comm_->world_rank_of(r.peer));
+    q.context = comm_->context();
+    q.tag = comm_->tag();
+    q.any_tag = false;
+    q.buf = base(r.buf) + r.off * args_.esize;
+    q.cap = r.n * args_.esize;
+    q.action = RecvAction{};
+    if (r.act == Act::kReduce) q.action = RecvAction{&PlanAlgo::reduce_into, &args_.red, static_cast<uint32_t>(args_.esize)};
+    if (Status s = comm_->msgr().post(&q); !s) {
+      fail(s);
+      return true;
+    }
+    state_[i] = RecvState::kPosted;
+    moved = true;
+  }
+  return moved;
+}
+
 bool PlanAlgo::begin_step() {
   const schedule::Step& st = plan_.steps[step_];
   for (const auto& c : st.before) copy(c);
-  handles_.clear();
-  for (const auto& s : st.sends) {
-    auto h = comm_->send_msg(s.peer, base(s.buf) + s.off * args_.esize, s.n * args_.esize);
+  recvs_done_ = 0;
+  std::fill(state_.begin(), state_.begin() + static_cast<ptrdiff_t>(st.recvs.size()), RecvState::kWaiting);
+  // Each receive's previous receive from the same peer, found by sorting
+  // (peer, index) once per step: O(R log R), where a scan per receive and
+  // poll is O(R^2) (an alltoall step has a receive from every rank).
+  by_peer_.clear();
+  for (uint32_t i = 0; i < st.recvs.size(); ++i) by_peer_.push_back(uint64_t{st.recvs[i].peer} << 32 | i);
+  std::sort(by_peer_.begin(), by_peer_.end());
+  for (size_t k = 0; k < by_peer_.size(); ++k) {
+    const bool same = k > 0 && (by_peer_[k] >> 32) == (by_peer_[k - 1] >> 32);
+    prev_same_peer_[by_peer_[k] & 0xffffffffu] = same ? static_cast<int32_t>(by_peer_[k - 1] & 0xffffffffu) : -1;
+  }
+  // Receives first (those that may land at once), so the sends' data finds
+  // them posted at the other end as often as possible; then the sends.
+  handles_.assign(st.sends.size(), kNotSent);  // overlapping receives wait for their send's handle
+  post_ready();
+  if (done_) return true;
+  const size_t e = args_.esize;
+  for (size_t k = 0; k < st.sends.size(); ++k) {
+    const schedule::Send& s = st.sends[k];
+    auto h = comm_->send_msg(s.peer, base(s.buf) + s.off * e, s.n * e, static_cast<uint32_t>(e));
     if (!h) {
       fail(h.status());
       return true;
     }
-    handles_.push_back(*h);
+    handles_[k] = *h;
   }
-  std::fill(got_.begin(), got_.end(), 0);
-  if (st.first_come) {
-    std::fill(clear_.begin(), clear_.end(), 0);
-    by_peer_.clear();
-    for (uint32_t i = 0; i < st.recvs.size(); ++i) by_peer_.push_back(uint64_t{st.recvs[i].peer} << 32 | i);
-    std::sort(by_peer_.begin(), by_peer_.end());
-    for (size_t k = 0; k < by_peer_.size(); ++k) {
-      const bool same = k > 0 && (by_peer_[k] >> 32) == (by_peer_[k - 1] >> 32);
-      prev_same_peer_[by_peer_[k] & 0xffffffffu] = same ? static_cast<int32_t>(by_peer_[k - 1] & 0xffffffffu) : -1;
-    }
-  }
-  next_recv_ = 0;
-  recvs_done_ = 0;
-  phase_ = Phase::kRecv;
+  in_step_ = true;
+  post_ready();  // the receives a send gates
   return true;
 }
 
-// A receive may land while sends of its step are still leaving, unless it
-// would overwrite what one of them still reads (then it waits for that send).
-// Receiving early matters: the message layer stops granting a peer credit
-// while much of its data waits unreceived, so two ranks that each wait for
-// their own sends before receiving could wait for each other.
-bool PlanAlgo::overlaps_pending_send(const schedule::Recv& r) {
-  if (r.n == 0) return false;
-  const schedule::Step& st = plan_.steps[step_];
-  const uint8_t* rb = base(r.buf) + r.off * args_.esize;
-  const uint8_t* re = rb + r.n * args_.esize;
-  for (size_t i = 0; i < st.sends.size(); ++i) {
-    const schedule::Send& s = st.sends[i];
-    if (s.n == 0 || handles_[i] == 0) continue;
-    const uint8_t* sb = base(s.buf) + s.off * args_.esize;
-    const uint8_t* se = sb + s.n * args_.esize;
-    if (sb < re && rb < se) {
-      if (!comm_->send_done(handles_[i])) return true;
-      handles_[i] = 0;  // left: no need to ask again
-    }
-  }
-  return false;
-}
-
 bool PlanAlgo::sends_left() {
-  for (uint32_t& h : handles_) {
+  for (uint64_t& h : handles_) {
     if (h == 0) continue;
     if (!comm_->send_done(h)) return false;
     h = 0;
@@ -119,39 +183,40 @@ bool PlanAlgo::sends_left() {
   return true;
 }
 
-// Take the next message from r.peer if there is one; false if none yet (or
-// the operation failed).
-bool PlanAlgo::take(const schedule::Recv& r) {
-  auto got = comm_->recv_msg(r.peer, &msg_);
-  if (!got) {
-    fail(got.status());
-    return false;
+// Collect finished receives: their sizes must be the plan's.
+bool PlanAlgo::check_done() {
+  const schedule::Step& st = plan_.steps[step_];
+  bool moved = false;
+  for (uint32_t i = 0; i < st.recvs.size() && !done_; ++i) {
+    if (state_[i] != RecvState::kPosted || !reqs_[i].done()) continue;
+    const RecvReq& q = reqs_[i];
+    const schedule::Recv& r = st.recvs[i];
+    state_[i] = RecvState::kDone;
+    ++recvs_done_;
+    moved = true;
+    const uint64_t want = r.n * args_.esize;
+    if (q.length() != want) {
+      fail(error(Code::kInvalid,
+                 "%s: mismatched sizes across nodes: rank %u sent %llu bytes in step %u, this rank expected %llu "
+                 "(count %llu here)",
+                 coll_kind_name(args_.kind), r.peer, static_cast<unsigned long long>(q.length()), step_,
+                 static_cast<unsigned long long>(want), static_cast<unsigned long long>(args_.count)));
+      return true;
+    }
+    if (!q.status()) {
+      fail(error(q.status().code(), "%s: step %u, from rank %u: %s", coll_kind_name(args_.kind), step_, r.peer,
+                 q.status().message().c_str()));
+      return true;
+    }
+    if (st.first_come) arrivals_.push_back(r.peer);
   }
-  if (!*got) return false;
-  const size_t want = r.n * args_.esize;
-  if (msg_.data.size() != want) {
-    fail(error(Code::kInvalid,
-               "%s: mismatched sizes across nodes: rank %u sent %zu bytes in step %u, this rank expected %zu "
-               "(count %llu here)",
-               coll_kind_name(args_.kind), r.peer, msg_.data.size(), step_, want,
-               static_cast<unsigned long long>(args_.count)));
-    return false;
-  }
-  if (want) {
-    uint8_t* dst = base(r.buf) + r.off * args_.esize;
-    if (r.act == Act::kReduce) args_.red.apply(dst, msg_.data.data(), r.n);
-    else std::memcpy(dst, msg_.data.data(), want);
-  }
-  comm_->recycle(std::move(msg_.data));
-  return true;
+  return moved;
 }
 
 bool PlanAlgo::next_step() {
+  in_step_ = false;
   ++step_;
-  if (step_ < plan_.steps.size()) {
-    phase_ = Phase::kSend;
-    return true;
-  }
+  if (step_ < plan_.steps.size()) return true;
   for (const auto& c : plan_.finish) copy(c);
   finish(Status::ok());
   return true;
@@ -160,47 +225,34 @@ bool PlanAlgo::next_step() {
 bool PlanAlgo::progress() {
   bool moved = false;
   while (!done_) {
-    if (phase_ == Phase::kSend) {
+    if (!in_step_) {
       moved |= begin_step();
       continue;
     }
-    const schedule::Step& st = plan_.steps[step_];
-    if (st.first_come) {
-      for (uint32_t i = 0; i < st.recvs.size() && !done_; ++i) {
-        if (got_[i]) continue;
-        // Two receives from one peer complete in list order (the previous
-        // one done means every earlier one is).
-        if (prev_same_peer_[i] >= 0 && !got_[prev_same_peer_[i]]) continue;
-        if (!clear_[i]) {
-          if (overlaps_pending_send(st.recvs[i])) continue;
-          clear_[i] = 1;
-        }
-        if (!take(st.recvs[i])) continue;
-        got_[i] = 1;
-        ++recvs_done_;
-        arrivals_.push_back(st.recvs[i].peer);
-        moved = true;
-      }
-    } else {
-      while (next_recv_ < st.recvs.size() && !done_ && !overlaps_pending_send(st.recvs[next_recv_]) &&
-             take(st.recvs[next_recv_])) {
-        ++next_recv_;
-        ++recvs_done_;
-        moved = true;
-      }
-    }
+    moved |= check_done();
     if (done_) return true;
-    if (recvs_done_ < st.recvs.size() || !sends_left()) return moved;
+    if (recvs_done_ < plan_.steps[step_].recvs.size()) {
+      moved |= post_ready();
+      moved |= check_done();
+      if (done_) return true;
+    }
+    if (recvs_done_ < plan_.steps[step_].recvs.size() || !sends_left()) return moved;
     moved |= next_step();
   }
   return moved;
 }
 
 void PlanAlgo::abort() {
-  if (comm_)
-    for (uint32_t h : handles_)
-      if (h) comm_->cancel_send(h);
+  if (comm_) {
+    for (uint64_t h : handles_)
+      if (h && h != kNotSent) comm_->cancel_send(h);
+    if (in_step_ && step_ < plan_.steps.size()) {
+      for (uint32_t i = 0; i < plan_.steps[step_].recvs.size(); ++i)
+        if (state_[i] == RecvState::kPosted && !reqs_[i].done()) comm_->msgr().withdraw(&reqs_[i]);
+    }
+  }
   handles_.clear();
+  in_step_ = false;
   done_ = true;
 }
 
@@ -209,11 +261,10 @@ std::string PlanAlgo::waiting_for() const {
   const schedule::Step& st = plan_.steps[step_];
   char buf[200];
   size_t leaving = 0;
-  for (uint32_t h : handles_) leaving += h != 0 && !comm_->send_done(h);
+  for (uint64_t h : handles_) leaving += h != 0 && !comm_->send_done(h);
   std::string who;
   for (uint32_t i = 0; i < st.recvs.size(); ++i) {
-    const bool pending = st.first_come ? !got_[i] : i >= next_recv_;
-    if (!pending) continue;
+    if (i < state_.size() && state_[i] == RecvState::kDone) continue;
     if (!who.empty()) who += ", ";
     who += std::to_string(st.recvs[i].peer);
     if (who.size() > 80) {

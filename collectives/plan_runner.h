@@ -2,9 +2,23 @@
 // point-to-point plan (collectives/schedule/plan.h) over the communicator's
 // messages. An algorithm that fits the plan form derives from PlanAlgo and
 // only builds its plan (pure, in collectives/schedule/); the runner owns the
-// scratch buffer (allocated in start(), never in progress()), moves the
-// messages, applies copies and reductions, and checks every message's size
-// (a mismatch fails the operation with both sizes named).
+// scratch buffer, moves the messages and checks every message's size (a
+// mismatch fails the operation with both sizes named).
+//
+// One copy each way: a step's receives are posted with the messenger before
+// its sends go out, so each incoming segment is copied, or reduced, from the
+// received frame straight into its place in the caller's buffer (or the
+// scratch); sends read the caller's buffer directly. A receive that would
+// overwrite what a send of its step still reads is gated by that send (its
+// segments land once the send has read past them: an in-place exchange
+// streams both ways without a copy); it waits only where two unsent sends
+// overlap it, or where it reduces into elements an earlier receive of the
+// step reduces into (so float results keep the plan's order). Messages that
+// arrive before their receive is posted wait in the messenger as frames.
+//
+// Steady state allocates nothing: the plan is rebuilt only when the
+// operation's shape changes, and the scratch and receive records grow to the
+// largest shape seen.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -33,34 +47,43 @@ class PlanAlgo : public CollAlgo {
   virtual Result<schedule::Plan> build(const CommInfo& comm, const CollArgs& args) = 0;
 
  private:
-  enum class Phase : uint8_t { kSend, kRecv };
+  // What the plan depends on: the same key, the same plan.
+  struct Shape {
+    CollKind kind = CollKind::kBarrier;
+    uint64_t count = 0;
+    size_t esize = 0;
+    uint32_t root = 0, buffer_blocks = 0, size = 0, rank = 0;
+    uint64_t seed = 0;
+    bool in_place = false;
+    bool valid = false;
+    bool operator==(const Shape&) const = default;
+  };
+  enum class RecvState : uint8_t { kWaiting, kPosted, kDone };
   uint8_t* base(schedule::Buf b);
   void copy(const schedule::Copy& c);
   bool begin_step();
-  bool take(const schedule::Recv& r);
+  bool post_ready();
+  bool ready(uint32_t i, uint64_t* gate);
+  static constexpr uint64_t kNotSent = ~uint64_t{0};  // a send of the step not issued yet
+  bool check_done();
   bool next_step();
-  bool overlaps_pending_send(const schedule::Recv& r);
   bool sends_left();  // every send of the step has left (clears their handles)
+  static void reduce_into(const void* ctx, uint8_t* dst, const uint8_t* src, uint64_t bytes);
 
   Comm* comm_ = nullptr;
   CollArgs args_;
+  Shape shape_;
   schedule::Plan plan_;
   std::vector<uint8_t> tmp_;
-  std::vector<uint32_t> handles_;   // sends of the current step (0: known to have left)
-  std::vector<uint8_t> got_;        // receives of the current step completed
-  // First-come steps (receives from every peer at once): per receive, known
-  // clear of the step's pending sends (that only ever becomes true), and the
-  // previous receive from the same peer (-1: none), so a poll costs O(receives),
-  // not O(receives x sends).
-  std::vector<uint8_t> clear_;
-  std::vector<int32_t> prev_same_peer_;
-  std::vector<uint64_t> by_peer_;   // scratch: (peer, index) sorted
+  std::vector<uint64_t> handles_;   // sends of the current step (0: known to have left)
+  std::vector<RecvReq> reqs_;       // receives of the current step
+  std::vector<RecvState> state_;
+  std::vector<int32_t> prev_same_peer_;  // per receive of the step: the previous one from its peer (-1: none)
+  std::vector<uint64_t> by_peer_;         // scratch: (peer, index) sorted
   std::vector<uint32_t> arrivals_;
-  Messenger::Message msg_;
   uint32_t step_ = 0;
-  uint32_t next_recv_ = 0;          // in-order steps: the next receive to take
   uint32_t recvs_done_ = 0;
-  Phase phase_ = Phase::kSend;
+  bool in_step_ = false;
 };
 
 }  // namespace toroid

@@ -18,6 +18,11 @@ struct PortInfo {
   std::string name;        // "port0", "memif:/run/toroid/n0-x+.sock", ...
   std::string driver;      // "sim", "memif", "uring", ...
   uint32_t max_frame = 0;  // largest frame, Ethernet header included
+  // The medium delivers every frame bit for bit or not at all: shared
+  // memory (memif) or a unix socket between processes on one host. Not a
+  // NIC, af_packet, a QEMU guest's virtio, nor the sim fabric (it corrupts
+  // on purpose). Where both ends say so the link skips its CRC.
+  bool medium_integrity = false;
 };
 
 struct PortStats {

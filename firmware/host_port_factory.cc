@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -17,10 +18,13 @@
 #include "drivers/dpdk/eal.h"
 #include "drivers/packet.h"
 #include "drivers/uring/uring_port.h"
+#include "firmware/topology.h"
 
 namespace toroid {
 
 namespace {
+
+constexpr uint32_t kAfXdpFillMbufs = 2048;
 
 uint64_t mono_ns() {
   timespec ts;
@@ -92,10 +96,49 @@ Status apply_affinity(int cpu, const std::string& list) {
   return Status::ok();
 }
 
+// A small integer from a sysfs file; -1 when absent (a veth has no device).
+int sysfs_int(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return -1;
+  int v = -1;
+  if (std::fscanf(f, "%d", &v) != 1) v = -1;
+  std::fclose(f);
+  return v;
+}
+
+// The NUMA node of a port: the personality's, else the NIC's; -1 unknown.
+int port_numa(const PortSpec& ps) {
+  if (ps.numa >= 0) return ps.numa;
+  if (ps.driver == "pci") {
+    auto s = parse_dpdk_port_spec(host_port_spec(ps));
+    return s ? sysfs_int("/sys/bus/pci/devices/" + s->pci_addr + "/numa_node") : -1;
+  }
+  const std::string iface = address_field(ps.address, "iface");
+  return iface.empty() ? -1 : sysfs_int("/sys/class/net/" + iface + "/device/numa_node");
+}
+
+// The CPUs of NUMA node n that this process may use, as a list; "" if none.
+std::string numa_cpus(int n) {
+  FILE* f = std::fopen(("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist").c_str(), "r");
+  if (!f) return "";
+  char buf[1024] = {};
+  const bool ok = std::fgets(buf, sizeof buf, f) != nullptr;
+  std::fclose(f);
+  cpu_set_t node, mine;
+  std::string list(buf);
+  while (!list.empty() && (list.back() == '\n' || list.back() == ' ')) list.pop_back();
+  if (!ok || !parse_cpu_list(list, &node) || sched_getaffinity(0, sizeof mine, &mine) != 0) return "";
+  std::string out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &node) && CPU_ISSET(c, &mine)) out += (out.empty() ? "" : ",") + std::to_string(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool host_driver_of(const std::string& driver, HostDriver* out) {
-  if (driver == "memif" || driver == "af_packet" || driver == "pci") {
+  if (driver == "memif" || driver == "af_xdp" || driver == "af_packet" || driver == "pci") {
     *out = HostDriver::kDpdk;
     return true;
   }
@@ -112,7 +155,7 @@ Status check_host_ports(const Personality& p) {
   for (const auto& ps : p.ports) {
     HostDriver d;
     if (!host_driver_of(ps.driver, &d))
-      return error(Code::kInvalid, "personality: port %s: unknown driver '%s' (memif, af_packet, pci, uring)",
+      return error(Code::kInvalid, "personality: port %s: unknown driver '%s' (memif, af_xdp, af_packet, pci, uring)",
                    label_of(ps).c_str(), ps.driver.c_str());
     if (ps.address.empty())
       return error(Code::kInvalid, "personality: port %s: driver %s needs an address", label_of(ps).c_str(),
@@ -171,7 +214,8 @@ Result<std::unique_ptr<HostPorts>> HostPorts::open(const Personality& p, const H
   m.p = p;
   std::vector<std::string> dpdk_specs;
   // A memif port with a bigger slot (bsize=9216: 9000-byte frames) needs
-  // buffers that hold one slot: the pool's room grows to the largest bsize.
+  // buffers that hold one slot: the pool's room grows to the largest bsize,
+  // or to the largest frame a port's MTU allows.
   uint32_t frame_room = opt.frame_room;
   for (const auto& ps : p.ports) {
     HostDriver d;
@@ -180,16 +224,60 @@ Result<std::unique_ptr<HostPorts>> HostPorts::open(const Personality& p, const H
     dpdk_specs.push_back(host_port_spec(ps));
     if (auto s = parse_dpdk_port_spec(dpdk_specs.back()); s && s->kind == DpdkPortKind::kMemif && s->bsize)
       frame_room = std::max(frame_room, s->bsize);
+    // A topology MTU needs buffers that hold its frames (Ethernet header too).
+    if (ps.mtu) frame_room = std::max(frame_room, (ps.mtu + 14 + 63) / 64 * 64);
   }
   hp->dpdk_ = !dpdk_specs.empty();
+  // DPDK 22.11's AF_XDP PMD fills each socket's fill ring with 2048 mbufs
+  // of the pool (ETH_AF_XDP_DFLT_NUM_DESCS, not configurable). A pool too
+  // small to leave the node 1023 of its own grows to the next 2^q - 1 that
+  // leaves it 4095.
+  uint32_t pool_packets = opt.pool_packets;
+  uint64_t fill = 0;
+  bool has_pci = false;
+  for (const auto& spec : dpdk_specs) {
+    auto s = parse_dpdk_port_spec(spec);
+    if (s && s->kind == DpdkPortKind::kAfXdp) fill += kAfXdpFillMbufs;
+    if (s && s->kind == DpdkPortKind::kPci) has_pci = true;
+  }
+  if (fill && pool_packets < fill + 1023) {
+    uint64_t q = 1;
+    while (q - 1 < fill + 4095) q <<= 1;
+    pool_packets = static_cast<uint32_t>(q - 1);
+    hp->notes_.push_back("packet pool: " + std::to_string(pool_packets) + " mbufs (" + std::to_string(fill) +
+                         " of them in the AF_XDP ports' fill rings)");
+  }
+  // NUMA: when every port that knows its node names the same one, the
+  // node's thread runs there (its buffers are then allocated there too).
+  HostPortOptions place = opt;
+  int numa = -1;
+  bool numa_mixed = false;
+  for (const auto& ps : p.ports) {
+    const int n = port_numa(ps);
+    if (n < 0) continue;
+    if (numa >= 0 && n != numa) numa_mixed = true;
+    numa = numa < 0 ? n : numa;
+  }
+  if (numa_mixed) {
+    hp->notes_.push_back("ports are on different NUMA nodes: the node's CPU is not placed by NUMA");
+  } else if (numa >= 0 && opt.cpu < 0 && opt.cpu_list.empty()) {
+    const std::string cpus = numa_cpus(numa);
+    if (!cpus.empty()) {
+      place.cpu_list = cpus;
+      hp->notes_.push_back("ports on NUMA node " + std::to_string(numa) + ": the node runs on CPUs " + cpus);
+    } else {
+      hp->notes_.push_back("ports on NUMA node " + std::to_string(numa) +
+                           ", but none of its CPUs is in this process's affinity: not placed");
+    }
+  }
   if (hp->dpdk_) {
     EalOptions eo;
     eo.tag = opt.tag;
     eo.port_specs = dpdk_specs;
-    eo.pool_mbufs = opt.pool_packets;
+    eo.pool_mbufs = pool_packets;
     eo.pool_frame_room = frame_room;
-    eo.cpu = opt.cpu;
-    eo.cpu_list = opt.cpu_list;
+    eo.cpu = place.cpu;
+    eo.cpu_list = place.cpu_list;
     if (eo.cpu < 0 && eo.cpu_list.empty()) eo.cpu_list = affinity_cpu_list();
     eo.log_level = opt.eal_log_level;
     eo.extra_args = opt.eal_args;
@@ -198,8 +286,10 @@ Result<std::unique_ptr<HostPorts>> HostPorts::open(const Personality& p, const H
     m.eal = true;
     DpdkPoolConfig pc;
     pc.name = "toroid-pool";
-    pc.mbufs = opt.pool_packets;
+    pc.mbufs = pool_packets;
     pc.frame_room = frame_room;
+    // AF_XDP maps the pool as its UMEM: it must be packed in one piece.
+    pc.packed = fill > 0 && !has_pci;
     auto pool = DpdkPacketPool::create(pc);
     if (!pool) {
       hp->close();
@@ -209,7 +299,7 @@ Result<std::unique_ptr<HostPorts>> HostPorts::open(const Personality& p, const H
     hp->pool_ = m.dpdk_pool.get();
   } else {
     // No EAL to pin the thread: apply --cpu / --cpus ourselves.
-    if (Status ast = apply_affinity(opt.cpu, opt.cpu_list); !ast) return ast;
+    if (Status ast = apply_affinity(place.cpu, place.cpu_list); !ast) return ast;
     m.heap_pool = std::make_unique<HeapPacketPool>(tuning::kPacketHeadroom + opt.frame_room, opt.pool_packets);
     hp->pool_ = m.heap_pool.get();
   }
@@ -225,7 +315,24 @@ Result<std::unique_ptr<HostPorts>> HostPorts::open(const Personality& p, const H
       c.spec = host_port_spec(ps);
       c.index = static_cast<uint16_t>(i);
       c.pool = m.dpdk_pool.get();
+      c.mtu = ps.mtu;
       auto r = DpdkPort::open(c);
+      auto spec = parse_dpdk_port_spec(c.spec);
+      // Same interface, a packet socket instead of an XDP socket; not for a
+      // port the topology got wrong (kInvalid: the same error again).
+      if (!r && r.status().code() != Code::kInvalid && spec && spec->kind == DpdkPortKind::kAfXdp &&
+          spec->fallback) {
+        const std::string why = r.status().message();
+        c.spec = "af_packet:iface=" + spec->iface;
+        r = DpdkPort::open(c);
+        if (r)
+          hp->notes_.push_back("port " + label_of(ps) + ": AF_XDP on " + spec->iface + " queue " +
+                               std::to_string(spec->queue) + " cannot be used here (" + why +
+                               "); using af_packet on the same interface");
+        else
+          r = error(r.status().code(), "AF_XDP: %s; the af_packet fallback: %s", why.c_str(),
+                    r.status().message().c_str());
+      }
       if (r) {
         m.dpdk[i] = std::move(r.value());
         hp->raw_.push_back(m.dpdk[i].get());
@@ -303,6 +410,18 @@ Status HostPorts::start(uint64_t timeout_ns) {
     if (!m.dpdk[i]) continue;
     Status st = m.dpdk[i]->wait_link_up(left());
     if (!st) return error(st.code(), "port %s: %s", label(i).c_str(), st.message().c_str());
+  }
+  // Kernel NICs: nothing that arrived before the node boots matters (it can
+  // only be a neighbour's hello, which repeats), and DPDK's af_packet PMD
+  // opens its socket for every interface and binds it to its own only
+  // afterwards, so its ring may hold frames from the node's other cables:
+  // they would read as a miswired port. Drop them all now.
+  for (size_t i = 0; i < raw_.size(); ++i) {
+    if (!m.dpdk[i] || m.dpdk[i]->spec().kind == DpdkPortKind::kMemif || m.dpdk[i]->spec().kind == DpdkPortKind::kPci)
+      continue;
+    Packet* burst[32];
+    for (uint16_t n; (n = raw_[i]->rx_burst(burst, 32)) > 0;)
+      for (uint16_t k = 0; k < n; ++k) burst[k]->free();
   }
   return Status::ok();
 }

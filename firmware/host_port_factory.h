@@ -6,9 +6,10 @@
 //   port = port1 x- af_packet iface=eth1
 //   port = port2 y+ pci 0000:00:04.0
 //   port = port3 y- uring path=/tmp/toroid-rig.X/0-0-0y.sock,role=client
+//   port = port4 z+ af_xdp iface=ens1f0,queue=0 mtu=1500 numa=0
 //
-// becomes the spec "DRIVER:ADDRESS" that DpdkPort (memif, af_packet, pci) or
-// UringPort (uring) parses. An ADDRESS is one word: no spaces (the
+// becomes the spec "DRIVER:ADDRESS" that DpdkPort (memif, af_xdp,
+// af_packet, pci) or UringPort (uring) parses. An ADDRESS is one word: no spaces (the
 // personality splits on them); commas separate the driver's keys, so a
 // socket path must hold neither.
 //
@@ -16,6 +17,15 @@
 // with every DPDK spec passed to eal_init (memif servers are probed there
 // and bind their sockets at once), and one DpdkPacketPool serves every port.
 // Without DPDK ports the pool is a HeapPacketPool.
+//
+// Kernel NICs: an af_xdp port that cannot be set up (no AF_XDP in the
+// kernel, no XDP on the driver, the queue taken) falls back to af_packet on
+// the same interface unless its spec says fallback=none; the frames on the
+// wire are the same, so the other end does not care. The port's mtu caps
+// its frames (a NIC with a smaller MTU is refused); its NUMA node (from the
+// personality, else the NIC's sysfs entry) places the node's lcore on that
+// node's CPUs when every port agrees and no CPU was given. notes() says
+// what was decided.
 //
 // Lifetime: open() -> start() -> (the node runs) -> close(). Everything that
 // holds packets (the Node) must be gone before close(): it destroys the
@@ -84,12 +94,15 @@ class HostPorts {
   std::string label(size_t i) const;
   // Wait fds of the ports that have one (uring), for EventLoop::add_wait_fd.
   std::vector<int> wait_fds() const;
+  // What open() decided that the node should log (fallbacks, placement).
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   HostPorts() = default;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::vector<Port*> raw_;
+  std::vector<std::string> notes_;
   PacketPool* pool_ = nullptr;
   bool dpdk_ = false;
 };

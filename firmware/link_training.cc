@@ -7,8 +7,14 @@ namespace toroid {
 using wire::HelloBody;
 
 LinkTrainer::LinkTrainer(NetStack& net, EventLoop& loop, const Logger& log, const Personality& p, uint64_t boot_id,
-                         uint64_t timeout_ns)
-    : net_(net), loop_(loop), log_(log), p_(p), boot_id_(boot_id), timeout_ns_(timeout_ns) {
+                         uint64_t timeout_ns, EndDescriber describe_end)
+    : net_(net),
+      loop_(loop),
+      log_(log),
+      p_(p),
+      boot_id_(boot_id),
+      timeout_ns_(timeout_ns),
+      describe_end_(std::move(describe_end)) {
   ports_.resize(p.ports.size());
   resend_.set_callback(&LinkTrainer::on_resend, this);
   deadline_.set_callback(&LinkTrainer::on_deadline, this);
@@ -50,7 +56,12 @@ void LinkTrainer::fail_port(uint16_t port, Status st) {
 void LinkTrainer::on_hello(uint16_t port, const HelloBody& h) {
   if (port >= ports_.size()) return;
   PortTrain& pt = ports_[port];
-  if (pt.state == PortState::kFailed) return;
+  if (pt.state == PortState::kFailed) {
+    // Answer on a miswired port, so the node at its far end (which expects
+    // someone else there) hears who it is cabled to and names it too.
+    if (pt.miswired) send(port);
+    return;
+  }
   const PortSpec& spec = p_.ports[port];
   const Coord want = neighbour(p_.coord, spec.dir, p_.dims);
   const Dir want_dir = opposite(spec.dir);
@@ -65,11 +76,21 @@ void LinkTrainer::on_hello(uint16_t port, const HelloBody& h) {
   }
   if (!dims_ok || !dir_ok || !(got == want) || got_dir != want_dir) {
     const std::string got_s = got.to_string() + " " + (dir_ok ? dir_name(got_dir) : "(bad direction)");
-    fail_port(port, error(Code::kMiswired,
-                          "link training: node %s port %s is miswired: expected neighbour %s on its %s port, "
-                          "got a hello from %s%s",
-                          p_.node_name().c_str(), port_label(port).c_str(), want.to_string().c_str(),
-                          dir_name(want_dir), got_s.c_str(), dims_ok ? "" : " with different partition dims"));
+    // With a topology: the physical ends too, this port's, the one it should
+    // meet, and the one whose hello arrived (both ends of the wrong cable).
+    std::string where;
+    if (describe_end_ && dims_ok && dir_ok) {
+      where = "; this port is " + describe_end_(p_.coord, spec.dir) + "; the topology cables it to " +
+              want.to_string() + " " + dir_name(want_dir) + " (" + describe_end_(want, want_dir) +
+              "), but the hello came from " + got_s + " (" + describe_end_(got, got_dir) + ")";
+    }
+    const Status base = error(Code::kMiswired,
+                              "link training: node %s port %s is miswired: expected neighbour %s on its %s port, "
+                              "got a hello from %s%s",
+                              p_.node_name().c_str(), port_label(port).c_str(), want.to_string().c_str(),
+                              dir_name(want_dir), got_s.c_str(), dims_ok ? "" : " with different partition dims");
+    pt.miswired = true;
+    fail_port(port, Status(Code::kMiswired, base.message() + where));
     return;
   }
   pt.peer = got;

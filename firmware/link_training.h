@@ -7,9 +7,11 @@
 // Handshake (per port, over a medium that may drop frames): hellos repeat
 // every interval until this side has heard the peer and seen the peer hear
 // it (flags HEARD, DONE). A hello without DONE is always answered, also after
-// this node finished training, so the slower side always completes.
+// this node finished training, so the slower side always completes; so is a
+// hello on a port found miswired, so both ends of a wrong cable name it.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,10 +22,16 @@
 
 namespace toroid {
 
+// Where one end of a cable is, in the words of whoever placed the nodes
+// (a deployment's topology: "host n01, af_xdp ens1f0 q0, cable A1"), so a
+// miswired port's message names both ends physically. Empty: coordinates
+// and directions only.
+using EndDescriber = std::function<std::string(const Coord&, Dir)>;
+
 class LinkTrainer final : public HelloHandler {
  public:
   LinkTrainer(NetStack& net, EventLoop& loop, const Logger& log, const Personality& p, uint64_t boot_id,
-              uint64_t timeout_ns);
+              uint64_t timeout_ns, EndDescriber describe_end = {});
   ~LinkTrainer() override = default;
 
   void start();
@@ -41,6 +49,7 @@ class LinkTrainer final : public HelloHandler {
   struct PortTrain {
     PortState state = PortState::kWaiting;
     bool heard = false;
+    bool miswired = false;  // failed: a hello from the wrong neighbour
     Coord peer;
     Dir peer_dir = Dir::kXp;
     uint64_t hellos_sent = 0;
@@ -58,6 +67,7 @@ class LinkTrainer final : public HelloHandler {
   const Personality& p_;
   uint64_t boot_id_;
   uint64_t timeout_ns_;
+  EndDescriber describe_end_;
   std::vector<PortTrain> ports_;
   Timer resend_;
   // Resend interval: doubles up to a cap, so a neighbour that boots slowly

@@ -26,7 +26,7 @@ Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std
   }
   for (uint16_t i = 0; i < p_.ports.size() && i < ports.size(); ++i) net_->map_dir(p_.ports[i].dir, i);
   const uint64_t boot_id = mix64(p_.seed ^ mix64(rank_of(p_.coord, p_.dims)));
-  trainer_ = std::make_unique<LinkTrainer>(*net_, loop_, log_, p_, boot_id, opt_.train_timeout_ns);
+  trainer_ = std::make_unique<LinkTrainer>(*net_, loop_, log_, p_, boot_id, opt_.train_timeout_ns, opt_.describe_end);
   net_->set_hello_handler(trainer_.get());
   net_->add_link_down_listener(&watch_);
   // Registered before boot: a faster neighbour's messages may arrive while

@@ -31,6 +31,9 @@ struct NodeOptions {
   uint64_t job_timeout_ns = tuning::kJobTimeoutRealNs;
   bool log_boot = true;      // personality and trained-links lines
   bool log_verdict = true;   // the node's own verdict line
+  // Names a cable end physically in link training's messages (a
+  // deployment's topology); empty: coordinates only.
+  EndDescriber describe_end;
 };
 
 enum class NodeState : uint8_t { kCreated, kTraining, kRunning, kPassed, kFailed };

@@ -18,7 +18,7 @@
 // log): one event per line, "KIND node=X,Y,Z key=value ..." with values
 // quoted ("...") when they hold spaces:
 //   up        node= pid=                          the process started
-//   ports     node= n= ms=                        every port connected, links up
+//   ports     node= n= ms= drivers=               every port connected, links up
 //   state     node= state= ms=                    node state changes (training, running, ...)
 //   case      node= coll= algo= name= result= ns= detail=
 //   verdict   node= PASS|FAIL reason= cases= ms=
@@ -31,6 +31,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -41,9 +42,11 @@
 #include "base/log.h"
 #include "base/tuning.h"
 #include "drivers/dpdk/eal.h"
+#include "firmware/capture.h"
 #include "firmware/host_port_factory.h"
 #include "firmware/job.h"
 #include "firmware/node.h"
+#include "firmware/node_topology.h"
 #include "firmware/pid1.h"
 #include "firmware/personality.h"
 
@@ -54,6 +57,7 @@ namespace {
 const char kUsage[] =
     "usage: toroid-node --personality FILE [options]\n"
     "       toroid-node --dims XxYxZ --coord X,Y,Z --job JOB --port NAME:DIR:DRIVER:ADDRESS ... [options]\n"
+    "       toroid-node --topology FILE [--rank R] [options]      (docs/deploy.md)\n"
     "\n"
     "Runs one compute node as a process: opens the ports its personality\n"
     "names (DPDK memif/af_packet/pci, or io_uring sockets), trains its links,\n"
@@ -61,16 +65,26 @@ const char kUsage[] =
     "is told to stop (SIGTERM/SIGINT) or --linger runs out.\n"
     "\n"
     "personality (firmware/personality.h; flags override the file):\n"
-    "  --personality FILE    key = value file: dims, coord, job, seed, port, arg\n"
-    "  --dims XxYxZ  --coord X,Y,Z  --job JOB  --seed N\n"
+    "  --personality FILE    key = value file: dims, coord, job, seed, partition,\n"
+    "                        port, arg\n"
+    "  --dims XxYxZ  --coord X,Y,Z  --job JOB  --seed N  --partition ID\n"
     "  --port NAME:DIR:DRIVER:ADDRESS   e.g. port0:x+:memif:role=server,socket=/tmp/a.sock,id=0\n"
     "                        or port0:x+:uring:path=/tmp/a.sock,role=client (repeatable)\n"
     "  --arg KEY=VALUE       a job argument (repeatable)\n"
     "\n"
+    "deployment (docs/deploy.md):\n"
+    "  --topology FILE       the partition's topology: this node's personality is\n"
+    "                        its rank's entry (--job, --seed, --arg override it)\n"
+    "  --rank R              the rank; default: PMIx (srun --mpi=pmix) or Slurm's\n"
+    "                        SLURM_PROCID\n"
+    "  --any-host            do not check that this machine is the rank's host\n"
+    "\n"
     "node options:\n"
     "  --cpu N               run the EAL lcore on CPU N\n"
     "  --yield-when-idle     give the CPU up (sched_yield) while idle instead of\n"
-    "                        spinning: for more node processes than cores\n"
+    "                        spinning: for more node processes than cores (with\n"
+    "                        --topology: the default when the topology places\n"
+    "                        more nodes on this host than it has CPUs)\n"
     "  --cpus LIST           let it float over LIST (e.g. 0-1); default: this\n"
     "                        process's affinity (many nodes share few cores)\n"
     "  --train-timeout D     link connect + training deadline (default 5s)\n"
@@ -84,6 +98,8 @@ const char kUsage[] =
     "  --log-level L         error | warn | info | debug (default info)\n"
     "  --eal-log-level L     DPDK's log level (default error)\n"
     "  --eal-arg ARG         extra EAL argument (repeatable)\n"
+    "  --pcap DIR            capture every port's frames, both directions, to\n"
+    "                        DIR/node-X-Y-Z-portN-DIR.pcap (docs/capture.md)\n"
     "  --check-eal           only bring EAL up with no ports and exit\n"
     "                        (0 it works here, 77 it does not)\n"
     "  --help                this text\n"
@@ -197,12 +213,16 @@ class StateReporter final : public Poller {
 
 struct NodeArgs {
   std::vector<std::string> personality;  // for parse_personality_args
+  std::string topology;                  // --topology FILE
+  int64_t rank = -1;                     // --rank R
+  bool any_host = false;
   HostPortOptions ports;
   NodeOptions node;
   uint64_t linger_ns = 2 * kSec;
   uint64_t stop_grace_ns = 0;
   bool check_eal = false;
   bool yield_when_idle = false;
+  std::string pcap_dir;  // --pcap: capture every port (firmware/capture.h)
 };
 
 int usage_error(const std::string& msg) {
@@ -228,8 +248,19 @@ int parse_args(int argc, char** argv, NodeArgs* a) {
       a->yield_when_idle = true;
     } else if (arg == "--check-eal") {
       a->check_eal = true;
+    } else if (arg == "--any-host") {
+      a->any_host = true;
+    } else if (arg == "--topology") {
+      if (!need(&a->topology) || a->topology.empty()) return usage_error("option --topology needs a file");
+    } else if (arg == "--rank") {
+      std::string v;
+      if (!need(&v)) return usage_error("option --rank needs a value");
+      char* end = nullptr;
+      const long long r = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || r < 0 || r > 0xffffff) return usage_error("--rank '" + v + "' is not a rank");
+      a->rank = r;
     } else if (arg == "--personality" || arg == "--dims" || arg == "--coord" || arg == "--job" || arg == "--seed" ||
-               arg == "--port" || arg == "--arg") {
+               arg == "--partition" || arg == "--port" || arg == "--arg") {
       std::string v;
       if (!need(&v)) return usage_error("option " + arg + " needs a value");
       a->personality.push_back(arg);
@@ -274,6 +305,8 @@ int parse_args(int argc, char** argv, NodeArgs* a) {
       std::string v;
       if (!need(&v)) return usage_error("option --eal-log-level needs a value");
       a->ports.eal_log_level = v;
+    } else if (arg == "--pcap") {
+      if (!need(&a->pcap_dir) || a->pcap_dir.empty()) return usage_error("option --pcap needs a directory");
     } else if (arg == "--eal-arg") {
       std::string v;
       if (!need(&v)) return usage_error("option --eal-arg needs a value");
@@ -281,6 +314,15 @@ int parse_args(int argc, char** argv, NodeArgs* a) {
     } else {
       return usage_error("unknown option '" + arg + "'");
     }
+  }
+  if (!a->topology.empty()) {
+    for (size_t i = 0; i < a->personality.size(); i += 2) {
+      const std::string& f = a->personality[i];
+      if (f == "--personality" || f == "--dims" || f == "--coord" || f == "--port")
+        return usage_error(f + " and --topology both say who this node is: give one of them");
+    }
+  } else if (a->rank >= 0 || a->any_host) {
+    return usage_error("--rank and --any-host are options of --topology");
   }
   return -1;
 }
@@ -324,8 +366,23 @@ static int run_node(int argc, char** argv) {
     return 0;
   }
 
-  if (a.personality.empty()) return usage_error("no personality: give --personality FILE or --dims/--coord/--job/--port");
-  auto pr = parse_personality_args(a.personality);
+  if (a.personality.empty() && a.topology.empty())
+    return usage_error("no personality: give --personality FILE, --topology FILE or --dims/--coord/--job/--port");
+  TopologyLaunch tl;
+  if (!a.topology.empty()) {
+    auto r = load_topology_launch(a.topology, a.rank, a.any_host, a.personality);
+    if (!r) {
+      fprintf(stderr, "toroid-node: %s\n", r.status().message().c_str());
+      return 2;
+    }
+    tl = std::move(r.value());
+    // More nodes here than CPUs: an idle node gives its CPU to a busy one.
+    if (tl.ranks_on_host > static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))))
+      a.yield_when_idle = true;
+    auto topo = tl.topo;
+    a.node.describe_end = [topo](const Coord& c, Dir d) { return describe_end(*topo, c, d); };
+  }
+  auto pr = a.topology.empty() ? parse_personality_args(a.personality) : Result<Personality>(tl.personality);
   if (!pr) {
     fprintf(stderr, "toroid-node: %s\n", pr.status().message().c_str());
     return 2;
@@ -348,7 +405,12 @@ static int run_node(int argc, char** argv) {
     snprintf(b, sizeof b, "%.3f", static_cast<double>(mono_ns() - t) / 1e6);
     return std::string(b);
   };
-  emit("up node=" + name + " pid=" + std::to_string(getpid()));
+  emit("up node=" + name + " pid=" + std::to_string(getpid()) +
+       (a.topology.empty() ? "" : " rank=" + std::to_string(tl.rank.rank) + " host=" + tl.host));
+  if (!a.topology.empty())
+    log.info("topology %s: partition %s, rank %u (from %s) on host %s%s", a.topology.c_str(), p.partition.c_str(),
+             tl.rank.rank, tl.rank.source.c_str(), tl.host.c_str(),
+             a.yield_when_idle ? "; more nodes than CPUs here: yielding when idle" : "");
 
   // Ports: a failure here is this node's verdict; it still waits to be
   // stopped with the others (its open links must not vanish under a
@@ -369,6 +431,7 @@ static int run_node(int argc, char** argv) {
   auto hp = HostPorts::open(p, a.ports);
   if (!hp) return fail_early(hp.status());
   std::unique_ptr<HostPorts> ports = std::move(hp.value());
+  for (const auto& note : ports->notes()) log.info("%s", note.c_str());
   const std::string open_ms = ms_since(t0);
   const uint64_t t_start = mono_ns();
   if (Status st = ports->start(a.node.train_timeout_ns); !st) {
@@ -380,11 +443,23 @@ static int run_node(int argc, char** argv) {
     ports->close();
     return 128 + g_stop_sig;
   }
+  std::string drivers;  // what each port really runs on (an af_xdp port may have fallen back)
+  for (const Port* port : ports->ports()) drivers += (drivers.empty() ? "" : ",") + port->info().driver;
   emit("ports node=" + name + " n=" + std::to_string(ports->ports().size()) + " ms=" + ms_since(t0) +
-       " open_ms=" + open_ms + " connect_ms=" + ms_since(t_start));
+       " open_ms=" + open_ms + " connect_ms=" + ms_since(t_start) + " drivers=" + (drivers.empty() ? "-" : drivers));
 
   RealClock clock;
-  auto node = std::make_unique<Node>(p, clock, ports->pool(), ports->ports(), a.node);
+  std::unique_ptr<NodeCapture> capture;
+  if (!a.pcap_dir.empty()) {
+    auto nc = NodeCapture::open(a.pcap_dir, p, ports->ports(), clock, monotonic_to_realtime_ns());
+    if (!nc) {
+      const int rc = fail_early(nc.status());
+      ports->close();
+      return rc;
+    }
+    capture = std::move(nc.value());
+  }
+  auto node = std::make_unique<Node>(p, clock, ports->pool(), capture ? capture->ports() : ports->ports(), a.node);
   node->loop().set_yield_when_idle(a.yield_when_idle);
   for (int fd : ports->wait_fds()) {
     if (Status st = node->loop().add_wait_fd(fd); !st) log.warn("idle wait on fd %d: %s", fd, st.message().c_str());
@@ -442,6 +517,9 @@ static int run_node(int argc, char** argv) {
   }
   // Everything holding packets goes before the pool; the ports close last.
   node.reset();
+  if (capture) log.info("pcap: %lu frames in %zu files under %s", static_cast<unsigned long>(capture->frames()),
+                        capture->files(), a.pcap_dir.c_str());
+  capture.reset();  // closes the files
   ports->close();
   return rc;
 }

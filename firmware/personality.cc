@@ -1,42 +1,28 @@
 #include "firmware/personality.h"
 
-#include <fstream>
 #include <sstream>
+
+#include "base/text.h"
 
 namespace toroid {
 
-namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  std::string w;
-  while (in >> w) out.push_back(w);
-  return out;
-}
-
-bool parse_u64(const std::string& s, uint64_t* out) {
-  if (s.empty() || s.size() > 19) return false;
-  uint64_t v = 0;
-  for (char ch : s) {
-    if (ch < '0' || ch > '9') return false;
-    v = v * 10 + static_cast<uint64_t>(ch - '0');
+Status check_partition_id(const std::string& id) {
+  if (id.size() > kPartitionIdMax)
+    return error(Code::kInvalid, "personality: partition id '%s' is longer than %zu characters", id.c_str(),
+                 kPartitionIdMax);
+  for (char ch : id) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '_' || ch == '-';
+    if (!ok)
+      return error(Code::kInvalid, "personality: partition id '%s' holds '%c' (letters, digits, '.', '_', '-' only)",
+                   id.c_str(), ch);
   }
-  *out = v;
-  return true;
+  return Status::ok();
 }
-
-}  // namespace
 
 std::string Personality::describe() const {
-  std::string s = "dims " + dims.to_string() + " coord " + coord.to_string() + " job " + job +
+  std::string s = partition.empty() ? "" : "partition " + partition + " ";
+  s += "dims " + dims.to_string() + " coord " + coord.to_string() + " job " + job +
                   " seed " + std::to_string(seed) + " ports";
   if (ports.empty()) s += " (none)";
   for (const auto& p : ports) {
@@ -52,6 +38,7 @@ Status validate(const Personality& p) {
   if (!p.has_dims) return error(Code::kInvalid, "personality: missing field 'dims'");
   if (!p.has_coord) return error(Code::kInvalid, "personality: missing field 'coord'");
   if (p.job.empty()) return error(Code::kInvalid, "personality: missing field 'job'");
+  if (Status st = check_partition_id(p.partition); !st) return st;
   for (int i = 0; i < kDims; ++i) {
     if (p.dims.n[i] == 0) return error(Code::kInvalid, "personality: dims %s has a dimension of size 0",
                                        p.dims.to_string().c_str());
@@ -95,18 +82,11 @@ Result<Personality> parse_personality_text(const std::string& text, const std::s
   // Coordinates are checked against dims, which may come later in the file.
   std::string coord_text;
   int coord_line = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    const auto hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    line = trim(line);
-    if (line.empty()) continue;
-    const auto eq = line.find('=');
-    if (eq == std::string::npos)
+  std::string key, value;
+  for (int got; (got = next_key_value(in, &lineno, &key, &value, &line)) != 0;) {
+    if (got < 0)
       return error(Code::kInvalid, "%s line %d: expected 'key = value', got '%s'", source.c_str(), lineno,
                    line.c_str());
-    const std::string key = trim(line.substr(0, eq));
-    const std::string value = trim(line.substr(eq + 1));
     if (key == "dims") {
       auto d = parse_dims(value);
       if (!d) return error(d.status().code(), "%s line %d: %s", source.c_str(), lineno, d.status().message().c_str());
@@ -125,24 +105,39 @@ Result<Personality> parse_personality_text(const std::string& text, const std::s
                      value.c_str());
     } else if (key == "port") {
       auto w = words(value);
-      if (w.size() < 3 || w.size() > 4)
-        return error(Code::kInvalid, "%s line %d: port needs 'NAME DIR DRIVER [ADDRESS]', got '%s'", source.c_str(),
-                     lineno, value.c_str());
       PortSpec ps;
+      // NAME DIR DRIVER, then the address (if the driver takes one) and the
+      // attributes in any order: attributes are recognised by their key.
+      std::vector<std::string> rest;
+      for (size_t i = 3; i < w.size(); ++i) {
+        std::string aerr;
+        if (!parse_port_attr(w[i], &ps, &aerr)) {
+          rest.push_back(w[i]);
+        } else if (!aerr.empty()) {
+          return error(Code::kInvalid, "%s line %d: port %s: %s", source.c_str(), lineno, w[0].c_str(), aerr.c_str());
+        }
+      }
+      if (w.size() < 3 || rest.size() > 1)
+        return error(Code::kInvalid,
+                     "%s line %d: port needs 'NAME DIR DRIVER [ADDRESS] [mtu=N] [numa=N] [cable=LABEL]', got '%s'",
+                     source.c_str(), lineno, value.c_str());
       ps.name = w[0];
       if (!parse_dir(w[1], &ps.dir))
         return error(Code::kInvalid, "%s line %d: port %s: unknown direction '%s' (x+ x- y+ y- z+ z-)",
                      source.c_str(), lineno, w[0].c_str(), w[1].c_str());
       ps.driver = w[2];
-      if (w.size() == 4) ps.address = w[3];
+      if (!rest.empty()) ps.address = rest[0];
       p.ports.push_back(ps);
+    } else if (key == "partition") {
+      if (value.empty()) return error(Code::kInvalid, "%s line %d: empty partition id", source.c_str(), lineno);
+      p.partition = value;
     } else if (key == "arg") {
       auto w = words(value);
       if (w.size() != 2)
         return error(Code::kInvalid, "%s line %d: arg needs 'KEY VALUE'", source.c_str(), lineno);
       p.job_args[w[0]] = w[1];
     } else {
-      return error(Code::kInvalid, "%s line %d: unknown key '%s' (known: dims, coord, job, seed, port, arg)",
+      return error(Code::kInvalid, "%s line %d: unknown key '%s' (known: dims, coord, job, seed, partition, port, arg)",
                    source.c_str(), lineno, key.c_str());
     }
   }
@@ -161,20 +156,18 @@ Result<Personality> parse_personality_text(const std::string& text, const std::s
 }
 
 Result<Personality> parse_personality_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return error(Code::kNotFound, "personality: cannot open '%s'", path.c_str());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_personality_text(ss.str(), path);
+  std::string text;
+  if (!read_text_file(path, &text)) return error(Code::kNotFound, "personality: cannot open '%s'", path.c_str());
+  return parse_personality_text(text, path);
 }
 
-Result<Personality> parse_personality_args(const std::vector<std::string>& args) {
+Result<Personality> parse_personality_args(const std::vector<std::string>& args, const std::string& base_text) {
   // Translate flags into the file form so both share one parser and one set
   // of messages; a --personality file contributes its lines first.
-  std::string text;
+  std::string text = base_text.empty() ? "" : base_text + "\n";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
-    static const char* const kKeys[] = {"dims", "coord", "job", "seed", "port", "arg", "personality"};
+    static const char* const kKeys[] = {"dims", "coord", "job", "seed", "partition", "port", "arg", "personality"};
     std::string key;
     for (const char* k : kKeys) {
       if (flag == std::string("--") + k) key = k;
@@ -183,11 +176,10 @@ Result<Personality> parse_personality_args(const std::vector<std::string>& args)
     if (i + 1 >= args.size()) return error(Code::kInvalid, "personality: option %s needs a value", flag.c_str());
     std::string value = args[++i];
     if (key == "personality") {
-      std::ifstream f(value);
-      if (!f) return error(Code::kNotFound, "personality: cannot open '%s'", value.c_str());
-      std::stringstream ss;
-      ss << f.rdbuf();
-      text = ss.str() + "\n" + text;
+      std::string file;
+      if (!read_text_file(value, &file))
+        return error(Code::kNotFound, "personality: cannot open '%s'", value.c_str());
+      text = file + "\n" + text;
       continue;
     }
     // NAME:DIR:DRIVER[:ADDRESS] -> words; the address may hold colons (PCI).
@@ -201,6 +193,57 @@ Result<Personality> parse_personality_args(const std::vector<std::string>& args)
     text += key + " = " + value + "\n";
   }
   return parse_personality_text(text, "command line");
+}
+
+std::string personality_text(const Personality& p, const std::string& header) {
+  std::string s = "# " + header + "\n";
+  if (!p.partition.empty()) s += "partition = " + p.partition + "\n";
+  s += "dims = " + p.dims.to_string() + "\n";
+  s += "coord = " + p.coord.to_string() + "\n";
+  s += "job = " + p.job + "\n";
+  s += "seed = " + std::to_string(p.seed) + "\n";
+  for (const auto& [k, v] : p.job_args) s += "arg = " + k + " " + v + "\n";
+  for (const auto& ps : p.ports) {
+    s += "port = " + ps.name + " " + dir_name(ps.dir) + " " + ps.driver;
+    if (!ps.address.empty()) s += " " + ps.address;
+    s += port_attrs_text(ps) + "\n";
+  }
+  return s;
+}
+
+bool parse_port_attr(const std::string& word, PortSpec* ps, std::string* err) {
+  const auto eq = word.find('=');
+  if (eq == std::string::npos) return false;
+  const std::string k = word.substr(0, eq), v = word.substr(eq + 1);
+  uint64_t n = 0;
+  if (k == "mtu") {
+    // 68 is IPv4's minimum MTU; 9000 the largest frame a port is set up for.
+    if (!parse_u64(v, &n) || n < 68 || n > 9000) *err = "mtu '" + v + "' must be 68..9000";
+    ps->mtu = static_cast<uint32_t>(n);
+  } else if (k == "numa") {
+    if (!parse_u64(v, &n) || n > 1023) *err = "numa '" + v + "' is not a NUMA node number";
+    ps->numa = static_cast<int>(n);
+  } else if (k == "cable") {
+    if (v.empty()) *err = "empty cable label";
+    ps->cable = v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string port_attrs_text(const PortSpec& ps) {
+  std::string s;
+  if (ps.mtu) s += " mtu=" + std::to_string(ps.mtu);
+  if (ps.numa >= 0) s += " numa=" + std::to_string(ps.numa);
+  if (!ps.cable.empty()) s += " cable=" + ps.cable;
+  return s;
+}
+
+std::string default_port_name(Dir dir, const Dims& dims) {
+  int index = 0;
+  for (int d = 0; d < static_cast<int>(dir); ++d) index += has_link(static_cast<Dir>(d), dims);
+  return "port" + std::to_string(index);
 }
 
 std::vector<PortSpec> default_ports(const Dims& dims, const std::string& driver) {

@@ -77,6 +77,10 @@ const char kUsage[] =
     "  --vc-credits N        receive buffers per virtual channel per link (default 8)\n"
     "\n"
     "output:\n"
+    "  --pcap DIR            capture every port's frames, both directions, to\n"
+    "                        DIR/node-X-Y-Z-portN-DIR.pcap (virtual-time stamps;\n"
+    "                        DIR/corrupted.txt lists the frames the medium corrupted;\n"
+    "                        docs/capture.md); tools/wireshark/toroid.lua decodes them\n"
     "  --quiet               no per-node boot lines, no progress lines\n"
     "  --log-level L         error | warn | info | debug (default info)\n"
     "  --help                this text\n"
@@ -129,7 +133,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--dims" || arg == "--job" || arg == "--seed" || arg == "--faults" ||
                arg == "--link-latency" || arg == "--link-bw" || arg == "--swap-ports" || arg == "--time-limit" ||
                arg == "--log-level" || arg == "--job-timeout" || arg == "--vc-credits" || arg == "--threads" ||
-               arg == "--link-model" || arg == "--json") {
+               arg == "--link-model" || arg == "--json" || arg == "--pcap") {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
       if (arg == "--dims") {
@@ -158,6 +162,9 @@ int main(int argc, char** argv) {
         model_name = v;
       } else if (arg == "--json") {
         json_path = v;
+      } else if (arg == "--pcap") {
+        if (v.empty()) return usage_error("%s", "--pcap needs a directory");
+        opt.pcap_dir = v;
       } else if (arg == "--link-latency") {
         if (!parse_duration_ns(v.c_str(), &latency))
           return usage_error("--link-latency '%s' is not a duration (e.g. 100ns, 1us)", v);

@@ -5,8 +5,13 @@
 #include <map>
 
 #include "collectives/comm.h"
+#include "firmware/sim_capture.h"
 
 namespace toroid {
+
+// --preallocate's free in-flight frames per node: more than a node's links
+// carry at once in the allocation test's collectives.
+constexpr size_t kPreallocFramesPerNode = 64;
 
 Result<PortSwap> parse_port_swap(const std::string& s, const Dims& dims) {
   const auto colon = s.find(':');
@@ -57,6 +62,7 @@ SimRig::~SimRig() {
   // Nodes hold packets of other nodes' pools in their queues: destroy every
   // node first, then the fabric (which frees what is in flight), then pools.
   for (auto& n : nodes_) n->node.reset();
+  capture_.reset();  // before the fabric it observes
   fabric_.reset();
 }
 
@@ -76,7 +82,14 @@ Status SimRig::build() {
   const uint32_t threads = std::max<uint32_t>(1, std::min(opt_.threads, n));
   if (threads > 1 && opt_.link.min_latency() + opt_.faults.delay_ns == 0)
     return error(Code::kInvalid, "sim: --threads %u needs a link latency of at least 1 ns (the lookahead)", threads);
+  if (threads > 1 && !opt_.pcap_dir.empty())
+    return error(Code::kInvalid, "sim: --pcap runs on one scheduler thread (drop --threads %u)", threads);
   fabric_ = std::make_unique<SimFabric>(opt_.seed, opt_.link, opt_.faults, threads);
+  if (!opt_.pcap_dir.empty()) {
+    auto cap = SimCapture::create(opt_.pcap_dir, *fabric_);
+    if (!cap) return cap.status();
+    capture_ = std::move(cap.value());
+  }
   const auto cabling = default_ports(dims, "sim");
   nodes_.reserve(n);
   region_of_.resize(n);
@@ -85,8 +98,10 @@ Status SimRig::build() {
     region_of_[r] = static_cast<uint32_t>(uint64_t{r} * threads / n);
     const uint32_t id = fabric_->add_node(sn.get(), region_of_[r]);
     for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, tuning::kSimFrameBytes));
+    if (opt_.preallocate) sn->pool.reserve(tuning::kSimPoolMaxPackets / 4);
     nodes_.push_back(std::move(sn));
   }
+  if (opt_.preallocate) fabric_->reserve_events(kPreallocFramesPerNode * size_t{n});
   // Port index of each direction in the cabling order.
   int port_of_dir[kNumDirs];
   for (int& v : port_of_dir) v = -1;
@@ -143,6 +158,11 @@ Status SimRig::build() {
     Status st = validate(p);
     if (!st) return st;
     std::vector<Port*> ports(nodes_[r]->ports.begin(), nodes_[r]->ports.end());
+    if (capture_) {
+      auto cp = capture_->add_node(p, nodes_[r]->ports);
+      if (!cp) return cp.status();
+      ports = cp.value();
+    }
     nodes_[r]->node = std::make_unique<Node>(p, fabric_->clock(region_of_[r]), nodes_[r]->pool, ports, no);
     fabric_->wake(r, 0);
   }
@@ -314,6 +334,7 @@ int SimRig::report(const SimSummary& s) const {
     printf("scheduler: %lu node steps hit the %u-round guard (a node that never goes idle)\n",
            static_cast<unsigned long>(livelocks), tuning::kSimMaxStepRounds);
   printf("trace hash: %016lx\n", static_cast<unsigned long>(s.trace_hash));
+  if (capture_) printf("%s\n", capture_->summary().c_str());
   char vt[32];
   const bool pass = s.passed == s.nodes;
   printf("verdict: %s (%u/%u nodes passed", pass ? "PASS" : "FAIL", s.passed, s.nodes);

@@ -16,6 +16,8 @@
 
 namespace toroid {
 
+class SimCapture;
+
 // Swap which directions two ports of one node claim in its personality: a
 // crossed cable, as link training must catch it.
 struct PortSwap {
@@ -41,6 +43,11 @@ struct SimOptions {
   bool log_boot = true;                 // every node's boot lines
   bool progress = true;                 // a progress line at most once a wall second
   uint32_t threads = 1;                 // scheduler threads (regions of nodes)
+  std::string pcap_dir;                 // non-empty: capture every port there (firmware/sim_capture.h); one thread
+  // Create every node's packets and the fabric's scheduler room at build
+  // time instead of on demand (the allocation test's steady state; costs
+  // memory at scale, so off by default).
+  bool preallocate = false;
 };
 
 struct SimSummary {
@@ -75,6 +82,7 @@ class SimRig {
   struct SimNode;
   SimOptions opt_;
   std::unique_ptr<SimFabric> fabric_;
+  std::unique_ptr<SimCapture> capture_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   std::vector<uint32_t> region_of_;  // rank -> scheduler region (thread)
 };

@@ -31,10 +31,10 @@ const CounterField kLinkCountersFields[] = {
     TOROID_COUNTER(LinkCounters, reordered),        TOROID_COUNTER(LinkCounters, acks_sent),
     TOROID_COUNTER(LinkCounters, acks_received),    TOROID_COUNTER(LinkCounters, credit_stalls),
     TOROID_COUNTER(LinkCounters, window_stalls),    TOROID_COUNTER(LinkCounters, no_buffer),
-    TOROID_COUNTER(LinkCounters, credit_violations),
+    TOROID_COUNTER(LinkCounters, credit_violations), TOROID_COUNTER(LinkCounters, rx_no_crc_refused),
 };
 const int kLinkCountersFieldCount = sizeof(kLinkCountersFields) / sizeof(kLinkCountersFields[0]);
-static_assert(sizeof(LinkCounters) == 25 * sizeof(uint64_t), "add the new LinkCounters field to kLinkCountersFields");
+static_assert(sizeof(LinkCounters) == 26 * sizeof(uint64_t), "add the new LinkCounters field to kLinkCountersFields");
 
 Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client, EventLoop& loop,
            const LinkConfig& cfg, std::string name)
@@ -44,6 +44,7 @@ Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client,
       loop_(loop),
       cfg_(cfg),
       name_(std::move(name)),
+      no_crc_(port->info().medium_integrity),
       rto_timer_(&Link::on_rto, this),
       ack_timer_(&Link::on_ack_timer, this) {
   std::memcpy(mac_, mac, 6);
@@ -81,9 +82,16 @@ bool Link::validate(Packet* p, FrameType* type) {
   // A NIC pads frames shorter than the Ethernet minimum; only then may the
   // frame be longer than its length field says.
   if (body > avail || (body < avail && p->len > kMinEthFrame)) { ++ctr_.rx_bad_length; return false; }
-  const uint32_t want = lh->crc.get();
-  lh->crc.set(0);
-  if (crc32c(lh, sizeof(LinkHeader) + body) != want) { ++ctr_.rx_crc_errors; return false; }
+  if (lh->flags & wire::kLinkNoCrc) {
+    // Both conditions, so that a bit flipped on a wire that can flip bits
+    // never turns the check off: our own medium guarantees integrity (the
+    // peer's claim alone proves nothing), and it is not a hello.
+    if (!no_crc_ || lh->type == static_cast<uint8_t>(FrameType::kHello)) { ++ctr_.rx_no_crc_refused; return false; }
+  } else {
+    const uint32_t want = lh->crc.get();
+    lh->crc.set(0);
+    if (crc32c(lh, sizeof(LinkHeader) + body) != want) { ++ctr_.rx_crc_errors; return false; }
+  }
   p->trim(avail - body);
   if (lh->type == 0 || lh->type > wire::kMaxFrameType) { ++ctr_.rx_bad_type; return false; }
   *type = static_cast<FrameType>(lh->type);

@@ -84,6 +84,8 @@ struct LinkCounters {
   uint64_t window_stalls = 0;   // send() refused: kLinkWindow frames unacked
   uint64_t no_buffer = 0;       // no packet for a bare ack or a retransmit copy
   uint64_t credit_violations = 0;  // peer sent on a VC with no credit (dropped)
+  uint64_t rx_no_crc_refused = 0;  // kLinkNoCrc where a CRC is due: our port lacks
+                                   // medium integrity, or a hello (dropped)
 };
 extern const CounterField kLinkCountersFields[];
 extern const int kLinkCountersFieldCount;
@@ -163,6 +165,7 @@ class Link {
     uint8_t vc = 0;
     bool sacked = false;       // the peer holds it out of order
     bool in_queue = false;     // the frame or a copy of it waits in the tx queue
+    bool resent = false;       // retransmitted: its ack is no RTT sample (Karn)
   };
   static wire::LinkHeader* header_of(Packet* p) {
     return reinterpret_cast<wire::LinkHeader*>(p->data() + sizeof(wire::EthHeader));
@@ -186,6 +189,12 @@ class Link {
   bool peer_holds_credits() const;
   void arm_rto();
   void rto_expired();
+  void sample_rtt(uint64_t rtt);
+  // The timeout after progress: srtt + 4 rttvar, within [rto_ns, rto_max_ns].
+  uint64_t rto_base() const;
+  // A bare ack goes out at the next flush when enough is owed to the peer
+  // (frames unacknowledged or credits unreturned), else within ack_delay_ns.
+  bool ack_owed_now() const;
   void bump_ack_state() { if (++ack_gen_ == 0) ack_gen_ = 1; }
   static void on_rto(void* self);
   static void on_ack_timer(void* self);
@@ -198,6 +207,9 @@ class Link {
   LinkConfig cfg_;
   std::string name_;
   bool up_ = true;
+  // port_->info().medium_integrity: data and acks go without a CRC, and
+  // arrive without one only here (docs/wire.md).
+  const bool no_crc_;
   Status down_;
   uint64_t next_carrier_check_ = 0;
 
@@ -218,6 +230,12 @@ class Link {
   uint16_t credits_used_[wire::kNumVcs] = {};   // data frames sent per VC (mod 2^16)
   uint16_t peer_freed_[wire::kNumVcs] = {};     // peer's cumulative freed count
   uint64_t rto_cur_ = 0;
+  // The retransmission deadline. The wheel timer is re-armed only when this
+  // moves earlier; when it fires early (the deadline moved on with
+  // progress) it re-arms once for the new one: no timer work per packet.
+  uint64_t rto_due_ = kNever;
+  uint64_t srtt_ = 0;                   // smoothed RTT (0: no sample yet)
+  uint64_t rttvar_ = 0;
   uint64_t last_progress_ = 0;          // last time the peer's ack advanced
   uint64_t last_heard_ = 0;             // last valid data or ack frame from the peer
   Timer rto_timer_;
@@ -230,7 +248,9 @@ class Link {
   uint16_t freed_[wire::kNumVcs] = {};  // buffers released per VC (mod 2^16)
   uint16_t held_[wire::kNumVcs] = {};   // buffers in use per VC (received, not released)
   bool ack_pending_ = false;
-  Timer ack_timer_;
+  uint32_t rx_unreported_ = 0;          // data frames received since our last ack went out
+  uint16_t freed_reported_[wire::kNumVcs] = {};  // freed_ as our last ack carried it
+  Timer ack_timer_;                     // armed lazily; firing with nothing owed is a no-op
 
   LinkCounters ctr_;
 };

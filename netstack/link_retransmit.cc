@@ -36,26 +36,54 @@ bool Link::peer_holds_credits() const {
 
 void Link::arm_rto() {
   if (!up_) {
+    rto_due_ = kNever;
     loop_.timers().cancel(rto_timer_);
     return;
   }
   const uint64_t now = loop_.now();
+  uint64_t due = kNever;
   if (unacked() > 0) {
-    const uint64_t down_at = last_progress_ + cfg_.down_after_ns;
-    loop_.timers().arm(rto_timer_, std::min(now + rto_cur_, std::max(down_at, now)));
+    due = std::min(now + rto_cur_, std::max(last_progress_ + cfg_.down_after_ns, now));
   } else if (peer_holds_credits()) {
-    const uint64_t down_at = last_heard_ + cfg_.down_after_ns;
-    loop_.timers().arm(rto_timer_, std::min(now + rto_cur_, std::max(down_at, now)));
-  } else {
-    loop_.timers().cancel(rto_timer_);
+    due = std::min(now + rto_cur_, std::max(last_heard_ + cfg_.down_after_ns, now));
   }
+  rto_due_ = due;
+  // Lazy: the wheel moves only when the deadline comes earlier than the
+  // armed one. A later deadline (the usual case: progress) is picked up
+  // when the armed timer fires; nothing to wait for leaves it to fire idle.
+  if (due != kNever && (!rto_timer_.armed() || rto_timer_.deadline() > due)) loop_.timers().arm(rto_timer_, due);
+}
+
+// Under virtual time nothing is ever descheduled: the configured timeout is
+// exact there (and the sim's tests rely on it). On a real rig a peer whose
+// vCPU or process sleeps answers late: the timeout follows the measured
+// round trip so that such a stall does not read as a loss.
+uint64_t Link::rto_base() const {
+  if (srtt_ == 0 || loop_.clock().is_virtual()) return cfg_.rto_ns;
+  return std::clamp(srtt_ + 4 * rttvar_, cfg_.rto_ns, std::max(cfg_.rto_ns, cfg_.rto_max_ns));
+}
+
+// Jacobson/Karels, in ns: srtt += (r - srtt)/8, rttvar += (|r - srtt| - rttvar)/4.
+void Link::sample_rtt(uint64_t r) {
+  if (srtt_ == 0) {
+    srtt_ = std::max<uint64_t>(r, 1);
+    rttvar_ = r / 2;
+    return;
+  }
+  const uint64_t dev = r > srtt_ ? r - srtt_ : srtt_ - r;
+  rttvar_ = (3 * rttvar_ + dev) / 4;
+  srtt_ = std::max<uint64_t>((7 * srtt_ + r) / 8, 1);
 }
 
 void Link::on_rto(void* self) { static_cast<Link*>(self)->rto_expired(); }
 
 void Link::rto_expired() {
-  if (!up_) return;
+  if (!up_ || rto_due_ == kNever) return;
   const uint64_t now = loop_.now();
+  if (now < rto_due_) {  // progress moved the deadline on since the timer was armed
+    loop_.timers().arm(rto_timer_, rto_due_);
+    return;
+  }
   if (unacked() > 0) {
     ++ctr_.timeouts;
     if (port_->link_state() == LinkState::kDown) {
@@ -127,6 +155,7 @@ bool Link::retransmit(uint32_t seq, uint8_t flags) {
   c->user = 0;
   header_of(c)->flags = flags;
   s.in_queue = true;
+  s.resent = true;
   s.sent_at = loop_.now();
   ++ctr_.retransmits;
   push_front(c);

@@ -82,6 +82,10 @@ void Link::handle_ack_fields(const LinkHeader& lh) {
   const auto advance = static_cast<int32_t>(ack - peer_ack_);
   bool progress = false;
   if (advance > 0 && static_cast<uint32_t>(advance) <= unacked()) {
+    // The newest frame this ack covers times the round trip, unless it was
+    // sent more than once (then the ack may answer either copy).
+    const TxSlot& newest = window_[(ack - 1) % kLinkWindow];
+    if (newest.pkt && newest.seq == ack - 1 && !newest.resent && !newest.in_queue) sample_rtt(now - newest.sent_at);
     while (peer_ack_ != ack) {
       TxSlot& s = window_[peer_ack_ % kLinkWindow];
       if (s.pkt) s.pkt->free();
@@ -91,7 +95,7 @@ void Link::handle_ack_fields(const LinkHeader& lh) {
       ++peer_ack_;
     }
     last_progress_ = now;
-    rto_cur_ = cfg_.rto_ns;
+    rto_cur_ = rto_base();
     progress = true;
   }
 
@@ -125,7 +129,7 @@ void Link::handle_ack_fields(const LinkHeader& lh) {
   if (progress) {
     arm_rto();
   } else if (credit_progress && unacked() == 0) {
-    rto_cur_ = cfg_.rto_ns;  // the probe was answered
+    rto_cur_ = rto_base();  // the probe was answered
     arm_rto();
   }
 }
@@ -153,6 +157,7 @@ void Link::handle_data(const LinkHeader& lh, Packet* p) {
     return;
   }
   ++held_[vc];
+  ++rx_unreported_;
   p->vc = vc;
   reorder_[seq % kLinkWindow] = p;
   rx_bits_ |= 1u << d;

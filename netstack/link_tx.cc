@@ -5,6 +5,7 @@
 // handed to the port, not when it is queued, so every frame carries the
 // newest receiver state even after waiting behind a busy port; a frame is
 // restamped only if that state changed since it was last stamped.
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 
@@ -50,17 +51,26 @@ void Link::frame(Packet* p, FrameType type, uint8_t vc, uint32_t seq) {
 }
 
 // Ack fields for data and ack frames; hellos are unsequenced and carry none
-// (a rebooted peer's hello must not read as an ack). Then the CRC.
+// (a rebooted peer's hello must not read as an ack). Then the CRC, except
+// for data and acks on a medium that guarantees integrity: kLinkNoCrc.
+// Hellos always have one: they train links whatever the medium.
 void Link::stamp(Packet* p) {
   if (p->user == ack_gen_) return;
   LinkHeader* lh = header_of(p);
-  if (lh->type == static_cast<uint8_t>(FrameType::kData) || lh->type == static_cast<uint8_t>(FrameType::kAck)) {
+  const bool sequenced =
+      lh->type == static_cast<uint8_t>(FrameType::kData) || lh->type == static_cast<uint8_t>(FrameType::kAck);
+  if (sequenced) {
     lh->ack.set(rx_next_);
     lh->sack.set(rx_bits_ >> 1);
     for (int vc = 0; vc < wire::kNumVcs; ++vc) lh->credits[vc].set(freed_[vc]);
   }
   lh->crc.set(0);
-  lh->crc.set(crc32c(lh, sizeof(LinkHeader) + lh->length.get()));
+  if (sequenced && no_crc_) {
+    lh->flags |= wire::kLinkNoCrc;
+  } else {
+    lh->flags &= static_cast<uint8_t>(~wire::kLinkNoCrc);
+    lh->crc.set(crc32c(lh, sizeof(LinkHeader) + lh->length.get()));
+  }
   p->user = ack_gen_;
 }
 
@@ -128,10 +138,15 @@ bool Link::send(uint8_t vc, Packet* p) {
   ++credits_used_[vc];
   ++ctr_.data_sent;
   push_back(p);
+  // Alone in the queue: hand it to the port now rather than at the next
+  // poll, so a small message does not wait a round of the event loop.
+  // (Frames queue behind it only while the port is full.)
+  if (tx_count_ == 1) flush_tx();
+  s.resent = false;
   if (was_empty) {
     // The no-progress clock starts with the first frame of an empty window.
     last_progress_ = now;
-    rto_cur_ = cfg_.rto_ns;
+    rto_cur_ = rto_base();
     arm_rto();
   }
   return true;
@@ -163,15 +178,27 @@ void Link::send_bare_ack(uint8_t flags) {
   ack_pkt_ = p;
 }
 
+bool Link::ack_owed_now() const {
+  if (rx_unreported_ >= kLinkWindow / 4) return true;  // the peer's window is filling
+  for (int vc = 0; vc < wire::kNumVcs; ++vc) {
+    // Credits go back at a low-water mark: half the VC's buffers freed and
+    // not yet reported, so a streaming sender never waits for the timer.
+    const uint32_t owed = static_cast<uint16_t>(freed_[vc] - freed_reported_[vc]);
+    if (owed > 0 && owed >= std::max<uint32_t>(1, cfg_.rx_credits[vc] / 2)) return true;
+  }
+  return false;
+}
+
 void Link::schedule_ack(bool now) {
   if (!up_) return;
   ack_pending_ = true;
-  if (now) {
+  if (now || ack_owed_now()) {
     send_bare_ack(0);
     return;
   }
   // Coalesce: one timer for every reason to ack; a data frame that leaves
-  // first carries the ack and cancels it.
+  // first carries the ack. The timer is left armed then (firing with
+  // nothing owed does nothing), so a steady exchange costs no timer work.
   if (!ack_timer_.armed()) loop_.timers().arm(ack_timer_, loop_.now() + cfg_.ack_delay_ns);
 }
 
@@ -243,8 +270,11 @@ bool Link::flush_tx() {
     }
     ctr_.tx_frames += sent;
     if (carried_ack) {
+      // Every frame that left was stamped in this flush: the peer now has
+      // our receive state (ack, sack, credits) as it is.
       ack_pending_ = false;
-      loop_.timers().cancel(ack_timer_);
+      rx_unreported_ = 0;
+      for (int vc = 0; vc < wire::kNumVcs; ++vc) freed_reported_[vc] = freed_[vc];
     }
     if (sent == 0) break;
     moved = true;

@@ -85,12 +85,7 @@ int NetStack::dir_of_port(uint16_t index) const {
   return index < port_dir_.size() ? port_dir_[index] : kNumDirs;
 }
 
-uint32_t NetStack::transit_queued() const {
-  uint32_t n = 0;
-  for (const auto& per_port : in_)
-    for (const auto& q : per_port) n += q.n;
-  return n;
-}
+uint32_t NetStack::transit_queued() const { return transit_n_; }
 
 Packet* NetStack::alloc() {
   Packet* p = pool_.alloc();
@@ -234,6 +229,7 @@ void NetStack::on_data(uint16_t index, Packet* p) {
     }
   }
   q.push(p);
+  ++transit_n_;
 }
 
 void NetStack::deliver(uint16_t port, Packet* p) {

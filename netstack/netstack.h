@@ -182,6 +182,7 @@ class NetStack final : public Poller, public LinkClient {
   std::vector<std::array<Queue, wire::kNumVcs>> in_;  // per port, per VC
   Queue inject_;
   uint32_t rr_ = 0;  // round-robin start over input queues
+  uint32_t transit_n_ = 0;  // packets in the input queues (all ports and VCs)
   NetCounters ctr_;
 };
 

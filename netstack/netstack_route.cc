@@ -193,6 +193,7 @@ static void push_front(Packet* p, Packet** head, Packet** tail, uint32_t* n) {
 }
 
 bool NetStack::forward_inputs() {
+  if (transit_n_ == 0) return false;
   bool moved = false;
   const uint32_t nq = static_cast<uint32_t>(in_.size()) * wire::kNumVcs;
   for (uint32_t k = 0; k < nq; ++k) {
@@ -209,6 +210,7 @@ bool NetStack::forward_inputs() {
         break;
       }
       links_[port]->release(vc);  // its receive buffer is free again
+      --transit_n_;
       moved = true;
     }
   }

@@ -1,21 +1,48 @@
 // Point-to-point messages above the router (seed 002): any size, cut into
-// segments that fit a frame and reassembled at the receiver; matched by
-// source and a per-(pair, context) sequence number, never by user tags;
-// delivered to the application in per-pair order, exactly once.
+// segments that fit a frame, matched at the receiver against receives the
+// application posted, and written straight from the received frame into the
+// receiver's buffer (copied, or reduced into it): one copy each way, no
+// reassembly buffer on the expected path.
+//
+// Matching (MPI's rules, which collectives use with exact sources and tags):
+// a message carries its communicator context and a 32-bit tag; a posted
+// receive names a source (or any source), a context and a tag (or any tag).
+// Messages of one source are numbered per (source, destination) pair and are
+// matched in that order: a receive takes the earliest matching message of a
+// source, never a later one that overtook it on another path. Posted
+// receives are served in the order they were posted.
+//
+// A receive may be gated by one of our own sends whose data it overwrites
+// (an in-place exchange: send my vector to a partner while its vector is
+// reduced into mine): a segment lands only once that send has read past
+// the bytes it covers, and waits as a frame until then. Both sides of such
+// an exchange advance together, one window at a time, with no copy.
+//
+// Unexpected messages (no matching receive yet) are held as the received
+// frames themselves and written out when a receive is posted, still in one
+// copy. Held frames keep their end-to-end credit (below), so a sender that
+// runs ahead is throttled, not buffered. They are spilled into a bounded
+// store of message buffers (one extra copy, then their credit returns) only
+// where holding could deadlock: a receive waits on a source whose oldest
+// held message does not match it (another tag or context), or more than
+// max_held frames are held in all. Spilled bytes are bounded by store_cap;
+// when the store is full the frames stay held (backpressure) and the waiting
+// operation ends at its deadline with a message saying so.
 //
 // End-to-end flow control: a sender may have at most `window` segments to a
-// given destination that the destination has not yet taken off the network
-// (copied into its reassembly buffers). The receiver returns credits as it
-// copies, but withholds them while more than `ready_cap` bytes of complete
-// messages from that source wait for the application. So a slow receiver
-// throttles its senders instead of parking packets in transit nodes' buffers:
-// the network holds at most `window` segments per pair, always drainable.
+// destination that the destination has not consumed (written out, spilled
+// or dropped). The receiver returns credit (cumulative counts in small
+// credit messages) as it consumes, so the network holds at most `window`
+// segments per pair, always drainable.
 //
-// A link going down fails every pending send and receive with its status.
+// Every field read from the wire is bounded before use (message size against
+// max_message, offset + length against the size in 64 bits, the sequence
+// against the window); bad segments are counted and dropped. A link going
+// down fails every pending send and posted receive with its status.
 #pragma once
 #include <cstdint>
-#include <deque>
-#include <map>
+#include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -25,68 +52,159 @@
 namespace toroid {
 
 namespace wire {
-enum class MsgKind : uint8_t { kData = 1, kCredit = 2 };
+enum class MsgKind : uint8_t {
+  kData = 1,    // a segment of a message
+  kCredit = 2,  // `offset` carries the segments consumed from the peer so far (cumulative)
+  kAbort = 3,   // the sender dropped message `seq` part way: the receiver discards it
+};
 struct __attribute__((packed)) MsgHeader {
   uint8_t kind;  // MsgKind
   uint8_t flags;
-  Be16 tag;      // the sender's tag for the message (collectives: the operation's sequence number)
+  Be16 reserved;
+  Be32 tag;      // the sender's tag (collectives: the operation's sequence number)
   Be32 total;    // message bytes (data)
-  Be32 offset;   // this segment's offset in the message (data)
-  Be32 credit;   // kCredit: segments taken from this peer so far (cumulative)
+  Be32 offset;   // this segment's offset in the message (data); credit count (kCredit)
 };
 static_assert(sizeof(MsgHeader) == 16);
 }  // namespace wire
 
 struct P2pCounters {
   uint64_t msgs_sent = 0;
-  uint64_t msgs_received = 0;   // complete messages handed to the application
+  uint64_t msgs_received = 0;   // messages completed into a posted receive
   uint64_t segs_sent = 0;
   uint64_t segs_received = 0;
   uint64_t credit_msgs = 0;     // credit returns sent
   uint64_t credit_stalls = 0;   // a send waited for end-to-end credit
   uint64_t bad_segments = 0;    // malformed or inconsistent segment (dropped)
-  uint64_t held_bytes = 0;      // bytes of partial + complete messages not yet received by the application
+  uint64_t unexpected = 0;      // messages that arrived before their receive
+  uint64_t spilled = 0;         // unexpected messages copied into the store
+  uint64_t store_full = 0;      // spills refused: the store was at its cap
+  uint64_t truncated = 0;       // messages longer than their receive buffer
+  uint64_t aborted = 0;         // messages the sender dropped part way
+  uint64_t stale = 0;           // segments of messages already finished or discarded (dropped)
+  uint64_t held_bytes = 0;      // bytes of unexpected messages held or spilled right now
   uint64_t peak_held_bytes = 0; // the most held_bytes ever (reset_peak() restarts it)
 };
 extern const CounterField kP2pCountersFields[];
 extern const int kP2pCountersFieldCount;
 
+constexpr int32_t kAnySource = -1;
+
+struct MsgSendOptions {
+  bool adaptive = false;  // minimal-adaptive routing
+  bool spread = true;     // alternate the two equally short ways round (2-node rings: both cables)
+  uint32_t align = 1;     // every segment but the last is a multiple of this many bytes
+};
+
+// What a receive does with each segment's payload: copy it (fn == nullptr)
+// or combine it into the buffer (dst = dst OP src over `bytes`, a multiple
+// of `unit`). Segments of a reducing receive must start and end on units.
+struct RecvAction {
+  using Fn = void (*)(const void* ctx, uint8_t* dst, const uint8_t* src, uint64_t bytes);
+  Fn fn = nullptr;
+  const void* ctx = nullptr;
+  uint32_t unit = 1;
+};
+
+class Messenger;
+struct InMsg;  // a message being received (p2p_internal.h)
+
+// A posted receive. Owned by the caller, who keeps it alive (and its buffer)
+// until done() or until Messenger::unpost() returns true. Fill the request
+// fields, then Messenger::post().
+class RecvReq {
+ public:
+  // ---- request ----
+  int32_t src = kAnySource;  // partition rank of the sender, or kAnySource
+  uint16_t context = 0;
+  uint32_t tag = 0;
+  bool any_tag = false;
+  uint8_t* buf = nullptr;
+  uint64_t cap = 0;          // bytes buf can take; longer messages are truncated (an error)
+  RecvAction action;
+  // A send of ours (its handle) whose unsent bytes this receive must not
+  // overwrite; 0 for none.
+  uint64_t gate = 0;
+
+  // ---- result (valid once done()) ----
+  bool done() const { return done_; }
+  const Status& status() const { return status_; }
+  uint32_t source() const { return source_; }  // partition rank
+  uint32_t msg_tag() const { return msg_tag_; }
+  uint64_t length() const { return length_; }   // the message's size (may exceed cap: truncated)
+  bool matched() const { return msg_ != nullptr || done_; }
+
+ private:
+  friend class Messenger;
+  InMsg* msg_ = nullptr;         // the message bound to it
+  RecvReq* next_ = nullptr;      // posted list
+  RecvReq* prev_ = nullptr;
+  bool posted_ = false;
+  bool done_ = false;
+  Status status_;
+  uint32_t source_ = 0;
+  uint32_t msg_tag_ = 0;
+  uint64_t length_ = 0;
+};
+
+// An unexpected message's envelope (probe).
+struct MsgEnvelope {
+  uint32_t source = 0;  // partition rank
+  uint16_t context = 0;
+  uint32_t tag = 0;
+  uint64_t length = 0;
+};
+
+struct MessengerConfig {
+  uint32_t window = tuning::kP2pWindow;          // segments in flight per destination
+  uint32_t max_held = tuning::kP2pMaxHeld;       // frames held for unexpected messages, all sources
+  uint64_t store_cap = tuning::kP2pStoreCap;     // bytes of spilled unexpected messages
+  uint64_t max_message = tuning::kP2pMaxMessage; // larger messages are refused (sender) / dropped (receiver)
+};
+
 class Messenger final : public PacketHandler, public LinkDownListener, public Poller {
  public:
-  Messenger(NetStack& net, uint32_t window = tuning::kP2pWindow, uint32_t ready_cap = tuning::kP2pReadyCap);
+  explicit Messenger(NetStack& net, const MessengerConfig& cfg = {});
   ~Messenger() override;
+  Messenger(const Messenger&) = delete;
+  Messenger& operator=(const Messenger&) = delete;
 
-  // Start sending len bytes to dst on context; data must stay valid until
-  // send_done(handle). Returns the handle, or an error (link down, dst
-  // outside the partition).
-  Result<uint32_t> send(const Coord& dst, uint16_t context, const void* data, uint32_t len, bool adaptive = false,
-                        uint16_t tag = 0);
-  bool send_done(uint32_t handle) const;
-  // Forget every send not yet fully injected (its data may be freed after
-  // this); returns how many were dropped.
-  uint32_t cancel_sends();
-  // Forget one send (true if it was still pending).
-  bool cancel(uint32_t handle);
-  uint32_t sends_pending() const { return static_cast<uint32_t>(sends_.size()); }
+  // ---- sending (p2p_send.cc) ----
+  // Start sending len bytes to dst; data must stay valid until
+  // send_done(handle). Returns the handle (never 0), or an error (link
+  // down, dst outside the partition, too large).
+  Result<uint64_t> send(const Coord& dst, uint16_t context, uint32_t tag, const void* data, uint64_t len,
+                        const MsgSendOptions& opt = {});
+  bool send_done(uint64_t handle) const;
+  // Forget one send (its data may be freed after this); a message already
+  // part way out is aborted at the receiver. True if it was still pending.
+  bool cancel(uint64_t handle);
+  uint32_t cancel_sends();  // every pending send; returns how many
+  uint32_t sends_pending() const { return static_cast<uint32_t>(active_.size()); }
 
-  struct Message {
-    Coord src;
-    uint16_t context = 0;
-    uint32_t seq = 0;  // per (src, me, context), from 0
-    uint16_t tag = 0;  // the sender's tag
-    std::vector<uint8_t> data;
-  };
-  // Give a received message's buffer back for reuse by later messages, so a
-  // steady stream of messages stops allocating.
-  void recycle(std::vector<uint8_t>&& buf);
+  // ---- receiving (p2p_recv.cc) ----
+  // Post r: it matches the earliest arrived message that fits, now or later.
+  // An error for a bad request (no buffer for cap > 0, reducing unit 0).
+  Status post(RecvReq* r);
+  // Withdraw r if no message is bound to it yet (true: it is free again).
+  bool unpost(RecvReq* r);
+  // Withdraw r whatever its state: a message bound to it is dropped (the
+  // rest of its segments are discarded as they arrive). Afterwards the
+  // messenger touches neither r nor its buffer.
+  void withdraw(RecvReq* r);
+  // The earliest unexpected message that a receive (src, context, tag)
+  // would match, without receiving it.
+  bool probe(int32_t src, uint16_t context, uint32_t tag, bool any_tag, MsgEnvelope* out) const;
+  // Drop unexpected messages of `context` whose tag is in [lo, hi) (an
+  // aborted operation's leftovers); returns how many.
+  uint32_t discard(uint16_t context, uint32_t lo, uint32_t hi);
+
   void reset_peak() { ctr_.peak_held_bytes = ctr_.held_bytes; }
-  // The next message from src on context, in order; false if none is ready.
-  bool recv(const Coord& src, uint16_t context, Message* out);
-  // The next ready message from any source (each source's in order).
-  bool recv_any(Message* out);
-
   const Status& status() const { return status_; }
   const P2pCounters& counters() const { return ctr_; }
+  const MessengerConfig& config() const { return cfg_; }
+  // Largest payload of one segment on this node's ports.
+  uint32_t segment_payload() const { return seg_payload_; }
 
   void on_packet(uint16_t port, Packet* p) override;
   void on_link_down(uint16_t port, const Status& why) override;
@@ -94,48 +212,78 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
 
  private:
   struct SendOp {
-    uint32_t handle;
-    uint32_t dst;  // rank
-    uint16_t context;
-    uint32_t seq;
-    const uint8_t* data;
-    uint32_t len;
-    uint32_t offset = 0;
-    bool adaptive;
-    bool first = true;
-    uint16_t tag = 0;
+    uint64_t handle = 0;
+    uint32_t dst = 0;  // rank
+    uint16_t context = 0;
+    uint32_t tag = 0;
+    uint32_t seq = 0;
+    const uint8_t* data = nullptr;
+    uint64_t len = 0;
+    uint64_t offset = 0;
+    uint32_t seg = 0;      // payload bytes per segment (align applied)
+    uint32_t segs_out = 0; // segments injected
+    bool adaptive = false;
+    bool spread = true;
+    bool started = false;  // first segment injected (seq assigned)
   };
-  struct Partial {
-    std::vector<uint8_t> buf;
-    uint32_t got = 0;
-  };
-  struct Peer {
-    uint32_t segs_sent = 0;      // to this peer
-    uint32_t peer_took = 0;      // cumulative credit from this peer
-    uint32_t took = 0;           // segments we took from this peer
-    uint32_t took_reported = 0;  // last cumulative count we sent back
-    uint64_t ready_bytes = 0;    // complete, not yet received by the app
-    std::map<uint16_t, uint32_t> next_send_seq;  // per context
-    std::map<uint16_t, uint32_t> next_recv_seq;  // per context
-    std::map<std::pair<uint16_t, uint32_t>, Partial> partial;     // (ctx, seq)
-    std::map<std::pair<uint16_t, uint32_t>, Message> complete;    // (ctx, seq)
-  };
-  Peer& peer(uint32_t rank) { return peers_[rank]; }
+  struct Peer;
+  Peer& peer(uint32_t rank);
+  // p2p_send.cc
   bool pump_send(SendOp& op);
   bool send_credit(uint32_t rank, Peer& pr);
-  void take_segment(uint32_t src, Packet* p);
-  bool pop_ready(uint32_t rank, Peer& pr, uint16_t context, Message* out);
+  bool send_abort(uint32_t rank, uint32_t seq);
+  Packet* make_segment(uint32_t rank, uint16_t context, uint32_t tag, uint32_t seq, wire::MsgKind kind);
+  // p2p_recv.cc
+  void take_data(uint32_t src, Packet* p);
+  void hold(InMsg* m, Peer& pr, Packet* p, uint64_t n);
+  bool gate_clear(const RecvReq* r, uint64_t off, uint64_t n) const;
+  bool release_gated(InMsg* m);
+  bool flush_gated();
+  InMsg* find_msg(Peer& pr, uint32_t seq);
+  InMsg* new_msg(uint32_t src, Peer& pr, uint32_t seq, uint16_t ctx, uint32_t tag, uint64_t total);
+  void mark_seen(Peer& pr, uint32_t seq);
+  bool matchable(const Peer& pr, const InMsg& m) const;
+  static bool fits(const RecvReq& r, uint32_t src, uint16_t ctx, uint32_t tag);
+  void match_new(uint32_t src, Peer& pr);
+  void bind(RecvReq* r, InMsg* m);
+  bool write_segment(InMsg* m, uint64_t off, const uint8_t* data, uint64_t n);
+  void consume(uint32_t src, Peer& pr, uint32_t segs);
+  void complete(InMsg* m, Status st);
+  bool spill(InMsg* m);
+  void spill_blockers();
+  void spill_source(uint32_t src, Peer& pr);
+  void apply_spill(InMsg* m);
+  void free_msg(InMsg* m);
+  void drop_held(InMsg* m);
+  void discard_msg(InMsg* m);
+  void unlink_unexpected(InMsg* m);
+  void unlink_posted(RecvReq* r);
+  void abort_msg(uint32_t src, uint32_t seq);
 
   NetStack& net_;
-  uint32_t window_;
-  uint32_t ready_cap_;
-  uint32_t seg_payload_;
-  uint32_t next_handle_ = 1;
-  std::deque<SendOp> sends_;
-  std::unordered_map<uint32_t, Peer> peers_;
-  std::deque<uint32_t> ready_order_;  // ranks with a ready message, arrival order
-  std::vector<uint32_t> credit_due_;  // ranks owed a credit message
-  std::vector<std::vector<uint8_t>> spare_;  // recycled message buffers
+  MessengerConfig cfg_;
+  uint32_t seg_payload_ = 0;
+  uint64_t next_handle_ = 1;
+  std::vector<SendOp> active_;                 // pending sends, in send() order
+  std::unordered_map<uint32_t, Peer*> peers_;  // by partition rank (allocated on first contact)
+  std::vector<Peer*> peer_store_;              // owns the Peers
+  std::vector<uint32_t> credit_due_;           // ranks owed a credit message (may repeat)
+  std::vector<uint32_t> abort_due_;            // (rank, seq) pairs of aborts not yet sent
+  RecvReq* posted_head_ = nullptr;             // posted, unmatched receives, in post order
+  RecvReq* posted_tail_ = nullptr;
+  InMsg* unexpected_head_ = nullptr;           // unmatched messages, in arrival order
+  InMsg* unexpected_tail_ = nullptr;
+  InMsg* free_msgs_ = nullptr;                 // recycled message records
+  std::vector<InMsg*> msg_store_;              // owns the message records
+  struct SpillBuf {
+    std::unique_ptr<uint8_t[]> data;
+    uint64_t cap = 0;
+  };
+  std::vector<SpillBuf> spare_;                // recycled spill buffers
+  uint32_t held_frames_ = 0;                   // frames held by unexpected messages
+  uint64_t store_bytes_ = 0;                   // bytes of spill buffers in use
+  bool spill_check_ = false;                   // frames were held or a receive posted since the last look
+  std::vector<InMsg*> gated_;                  // bound messages with frames waiting for their gate
   Status status_;
   P2pCounters ctr_;
 };

@@ -2,16 +2,20 @@
 
 namespace toroid {
 
-uint8_t minimal_hints(const Coord& src, const Coord& dst, const Dims& dims) {
+uint8_t minimal_hints(const Coord& src, const Coord& dst, const Dims& dims, uint32_t salt) {
   uint8_t hints = 0;
   for (int d = 0; d < kDims; ++d) {
     const uint32_t n = dims.n[d];
     if (src.c[d] == dst.c[d]) continue;
     const uint32_t plus = (dst.c[d] + n - src.c[d]) % n;  // hops going plus
-    const bool go_plus = plus <= n - plus;
+    const bool go_plus = plus < n - plus || (plus == n - plus && !((salt >> d) & 1u));
     hints |= static_cast<uint8_t>(1u << static_cast<int>(dir_of(d, go_plus)));
   }
   return hints;
+}
+
+uint8_t minimal_hints(const Coord& src, const Coord& dst, const Dims& dims) {
+  return minimal_hints(src, dst, dims, 0);
 }
 
 uint8_t productive_dirs(const Coord& cur, const Coord& dst, uint8_t hints, const Dims& dims) {

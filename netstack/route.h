@@ -39,6 +39,11 @@ enum class Dateline : uint8_t { kOn, kOff };
 // Hint bits for a minimal route from src to dst (ties, at exactly half a
 // ring, go plus). Zero when src == dst.
 uint8_t minimal_hints(const Coord& src, const Coord& dst, const Dims& dims);
+// The same, with ties broken by `salt`: bit d of salt sends dimension d's
+// tie minus. Both ways round are minimal there (on a 2-node ring, the two
+// cables to the same neighbour), so alternating the salt spreads traffic
+// over both.
+uint8_t minimal_hints(const Coord& src, const Coord& dst, const Dims& dims, uint32_t salt);
 
 // The deterministic next hop from `cur`: the first dimension (x, y, z) where
 // cur differs from dst, in its hinted direction. Returns false when cur ==

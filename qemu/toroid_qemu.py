@@ -158,6 +158,11 @@ def qemu_args(a, vm: Vm, dims, swaps, desc, run_dir) -> list[str]:
         mac = f"52:54:00:{vm.index >> 8 & 0xff:02x}:{vm.index & 0xff:02x}:{slot:02x}"
         args += ["-netdev", f"dgram,id=p{i},local.type=unix,local.path={local},remote.type=unix,remote.path={remote}",
                  "-device", f"virtio-net-pci,netdev=p{i},addr={slot:02x}.0,mac={mac},host_mtu={a.mtu}"]
+        if a.pcap:
+            # QEMU's own filter-dump on the host side of the NIC: every frame
+            # the guest sends or receives on it, with no change in the guest.
+            pcap = os.path.join(a.pcap, f"node-{c[0]}-{c[1]}-{c[2]}-port{i}-{d}.pcap")
+            args += ["-object", f"filter-dump,id=cap{i},netdev=p{i},file={pcap},maxlen=65535"]
         ports.append(f"{d}@00:{slot:02x}.0")
     append = ["console=ttyS0", f"loglevel={a.loglevel}", "panic=-1"]
     if a.net == "uio":
@@ -619,6 +624,9 @@ def build_parser():
     ap.add_argument("--log-dir", help="where the consoles go (default BUILD/qemu/run/)")
     ap.add_argument("--progress", choices=["boot", "all"], default="boot",
                     help="boot: boot, training and verdict lines (default); all: port binding too")
+    ap.add_argument("--pcap", metavar="DIR",
+                    help="capture every NIC's frames, both directions, to DIR/node-X-Y-Z-portN-DIR.pcap "
+                         "(QEMU's filter-dump on each netdev; docs/capture.md)")
     ap.add_argument("-v", "--verbose", action="store_true", help="show every console line")
     ap.add_argument("--qemu", default=QEMU, help=argparse.SUPPRESS)
     ap.add_argument("--skip-if-no-qemu", action="store_true",
@@ -659,6 +667,14 @@ def main(argv: list[str]) -> int:
     a.node_bin = os.path.abspath(a.node_bin or os.path.join(a.build_dir, "firmware", "toroid-node"))
     a.log_dir = os.path.abspath(a.log_dir or os.path.join(image.image_dir(a.build_dir), "run"))
 
+    if a.pcap:
+        a.pcap = os.path.abspath(a.pcap)
+        try:
+            os.makedirs(a.pcap, exist_ok=True)
+        except OSError as e:
+            print(f"toroid qemu: --pcap {a.pcap}: {e.strerror}", file=sys.stderr)
+            return 2
+        print(f"qemu: capturing every NIC to {a.pcap}/node-X-Y-Z-portN-DIR.pcap", flush=True)
     why = qemu_usable(a)
     if why:
         print(f"toroid qemu: QEMU cannot start here: {why}", file=sys.stderr)

@@ -34,6 +34,12 @@ struct DpdkPoolConfig {
   // frames (memif: equal to the ports' bsize, so a slot fits one mbuf).
   uint32_t frame_room = 2048;
   uint32_t cache = 256;  // per-lcore cache (0 disables)
+  // One piece of memory with the mbufs back to back (objects may cross page
+  // boundaries: RTE_MEMPOOL_F_NO_IOVA_CONTIG). DPDK 22.11's AF_XDP PMD
+  // registers the pool as its UMEM assuming exactly that (base of the first
+  // chunk, mbufs x object size); a PCI NIC that DMAs by physical address
+  // needs the default instead.
+  bool packed = false;
 };
 
 class DpdkPacketPool final : public PacketPool {

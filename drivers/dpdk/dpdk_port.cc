@@ -59,6 +59,8 @@ std::string port_name(const DpdkPortSpec& s) {
       return "memif:" + s.socket + "#" + std::to_string(s.id);
     case DpdkPortKind::kAfPacket:
       return "af_packet:" + s.iface;
+    case DpdkPortKind::kAfXdp:
+      return "af_xdp:" + s.iface + "#" + std::to_string(s.queue);
     case DpdkPortKind::kPci:
       return "pci:" + s.pci_addr;
   }
@@ -131,19 +133,37 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const DpdkPortConfig& cfg) {
       // both sides use the same bsize: 9000 with bsize=9216.
       frame = s.memif_bsize() > 2048 ? std::min(s.memif_bsize(), kDpdkMaxFrame) : kDpdkStdFrame;
       break;
-    case DpdkPortKind::kAfPacket: {
+    case DpdkPortKind::kAfPacket:
+    case DpdkPortKind::kAfXdp: {
+      // The interface's MTU is what the kernel lets through; a deployment's
+      // topology may name a smaller one (both cable ends agree on it), never
+      // a larger one.
       const uint32_t mtu = iface_mtu(s.iface);
+      if (cfg.mtu && mtu && mtu < cfg.mtu)
+        return error(Code::kInvalid, "port %s: the topology gives MTU %u but %s has MTU %u (ip link set %s mtu %u)",
+                     cfg.spec.c_str(), cfg.mtu, s.iface.c_str(), mtu, s.iface.c_str(), cfg.mtu);
       frame = std::min<uint32_t>(di.max_rx_pktlen, mtu ? mtu + kEthHeader : kDpdkStdFrame);
       break;
     }
     case DpdkPortKind::kPci: {
-      const uint32_t mtu = std::min<uint32_t>(room - kEthHeader, di.max_mtu);
+      uint32_t mtu = std::min<uint32_t>(room - kEthHeader, di.max_mtu);
+      if (cfg.mtu && cfg.mtu > mtu)
+        return error(Code::kInvalid, "port %s: the topology gives MTU %u but the device carries at most %u here",
+                     cfg.spec.c_str(), cfg.mtu, mtu);
+      if (cfg.mtu) mtu = cfg.mtu;
       conf.rxmode.mtu = mtu;
       frame = mtu + kEthHeader;
       break;
     }
   }
   frame = std::min(frame, room);
+  // Both ends of a cable take the topology's MTU: a port that cannot carry
+  // it would receive frames it has to drop.
+  if (cfg.mtu && frame < cfg.mtu + kEthHeader)
+    return error(Code::kInvalid,
+                 "port %s: the topology gives MTU %u, but this port carries at most %u-byte frames (MTU %u) here",
+                 cfg.spec.c_str(), cfg.mtu, frame, frame - kEthHeader);
+  if (cfg.mtu) frame = cfg.mtu + kEthHeader;
 
   ret = rte_eth_dev_configure(pid, 1, 1, &conf);
   if (ret != 0) return error(Code::kIo, "port %s: rte_eth_dev_configure: %s", dev, rte_strerror(-ret));
@@ -162,6 +182,9 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const DpdkPortConfig& cfg) {
   port->info_.name = port_name(s);
   port->info_.driver = s.driver_name();
   port->info_.max_frame = frame;
+  // memif is shared memory between processes on this host; af_packet and
+  // PCI NICs (virtio in a QEMU guest included) reach a wire.
+  port->info_.medium_integrity = s.kind == DpdkPortKind::kMemif;
   return port;
 }
 

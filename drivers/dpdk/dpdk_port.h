@@ -1,5 +1,6 @@
-// A Port over one DPDK ethdev: net_memif (host rig), net_af_packet, or a
-// PCI NIC (virtio-net under uio in the qemu rig, real NICs in deployment).
+// A Port over one DPDK ethdev: net_memif (host rig), net_af_xdp or
+// net_af_packet on a kernel interface, or a PCI NIC (virtio-net under uio in
+// the qemu rig, real NICs in deployment).
 // One rx and one tx queue, polled by the node's thread only.
 //
 // Control path here and in dpdk_port.cc: open (probe or find the device,
@@ -17,7 +18,7 @@
 // is taken.
 //
 // Idle: ethdev offers no rx interrupt for memif (its rings run in polling
-// mode with interrupts masked) or af_packet, so wait_fd() is -1 and the
+// mode with interrupts masked), af_xdp or af_packet, so wait_fd() is -1 and the
 // node's idle policy falls back to short timed sleeps (EventLoop: spin,
 // pause, then 20 us .. 1 ms sleeps).
 #pragma once
@@ -46,6 +47,11 @@ struct DpdkPortConfig {
   DpdkPacketPool* pool = nullptr;  // rx mbufs come from it; tx_pool() returns it
   uint16_t rx_desc = kDpdkRxDesc;
   uint16_t tx_desc = kDpdkTxDesc;
+  // The link's MTU from a deployment's topology (0: the device's own):
+  // max_frame is mtu + 14; a PCI NIC is set to it; a port that cannot carry
+  // it (a kernel interface with a smaller MTU, the PMD's or the pool's
+  // limit) is refused.
+  uint32_t mtu = 0;
 };
 
 // Counters beyond PortStats (plain, data path).

@@ -45,6 +45,8 @@ const char* DpdkPortSpec::driver_name() const {
       return "af_packet";
     case DpdkPortKind::kPci:
       return "pci";
+    case DpdkPortKind::kAfXdp:
+      return "af_xdp";
   }
   return "?";
 }
@@ -57,6 +59,8 @@ const char* DpdkPortSpec::vdev_driver() const {
       return "net_af_packet";
     case DpdkPortKind::kPci:
       return nullptr;
+    case DpdkPortKind::kAfXdp:
+      return "net_af_xdp";
   }
   return nullptr;
 }
@@ -74,6 +78,9 @@ std::string DpdkPortSpec::devargs() const {
       break;
     case DpdkPortKind::kAfPacket:
       a = "iface=" + iface + ",qpairs=1";
+      break;
+    case DpdkPortKind::kAfXdp:
+      a = "iface=" + iface + ",start_queue=" + std::to_string(queue) + ",queue_count=1";
       break;
     case DpdkPortKind::kPci:
       break;
@@ -102,8 +109,12 @@ Result<DpdkPortSpec> parse_dpdk_port_spec(const std::string& spec) {
     s.kind = DpdkPortKind::kMemif;
   else if (kind == "af_packet")
     s.kind = DpdkPortKind::kAfPacket;
+  else if (kind == "af_xdp")
+    s.kind = DpdkPortKind::kAfXdp;
   else
-    return error(Code::kInvalid, "port spec '%s': unknown port kind '%s'", spec.c_str(), kind.c_str());
+    return error(Code::kInvalid, "port spec '%s': unknown port kind '%s' (memif, af_xdp, af_packet, pci)", spec.c_str(),
+                 kind.c_str());
+  const bool kernel_nic = s.kind == DpdkPortKind::kAfPacket || s.kind == DpdkPortKind::kAfXdp;
 
   bool have_role = false;
   size_t pos = 0;
@@ -136,9 +147,15 @@ Result<DpdkPortSpec> parse_dpdk_port_spec(const std::string& spec) {
       ok = parse_u32(v, 65535, &s.bsize) && s.bsize >= 128;  // the PMD keeps it in a uint16_t
     } else if (s.kind == DpdkPortKind::kMemif && k == "rsize") {
       ok = parse_u32(v, 14, &s.rsize_log2) && s.rsize_log2 >= 1;  // log2 of the ring size
-    } else if (s.kind == DpdkPortKind::kAfPacket && k == "iface") {
-      ok = !v.empty() && v.size() < 16;  // IFNAMSIZ
+    } else if (kernel_nic && k == "iface") {
+      // IFNAMSIZ, and nothing the kernel refuses in a name.
+      ok = !v.empty() && v.size() < 16 && v.find_first_of("/: \t") == std::string::npos;
       s.iface = v;
+    } else if (s.kind == DpdkPortKind::kAfXdp && k == "queue") {
+      ok = parse_u32(v, 1023, &s.queue);
+    } else if (s.kind == DpdkPortKind::kAfXdp && k == "fallback") {
+      ok = v == "af_packet" || v == "none";
+      s.fallback = v == "af_packet";
     } else {
       return error(Code::kInvalid, "port spec '%s': unknown key '%s'", spec.c_str(), k.c_str());
     }
@@ -150,8 +167,8 @@ Result<DpdkPortSpec> parse_dpdk_port_spec(const std::string& spec) {
     if (s.socket[0] != '/')
       return error(Code::kInvalid, "port spec '%s': memif socket must be an absolute path", spec.c_str());
   }
-  if (s.kind == DpdkPortKind::kAfPacket && s.iface.empty())
-    return error(Code::kInvalid, "port spec '%s': af_packet needs iface=NAME", spec.c_str());
+  if (kernel_nic && s.iface.empty())
+    return error(Code::kInvalid, "port spec '%s': %s needs iface=NAME", spec.c_str(), s.driver_name());
   return s;
 }
 

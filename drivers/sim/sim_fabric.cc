@@ -128,16 +128,21 @@ LinkState SimPort::link_state() const {
   return (l.dir[0].cut_at <= now || l.dir[1].cut_at <= now) ? LinkState::kDown : LinkState::kUp;
 }
 
+void SimPort::reserve_rx(uint32_t n) {
+  size_t cap = rx_.size() ? rx_.size() : 8;
+  while (cap < n) cap *= 2;
+  if (cap == rx_.size()) return;
+  // A bigger ring (power of two), the old contents unrolled in order.
+  const size_t old = rx_.size();
+  std::vector<Packet*> bigger(cap);
+  for (uint32_t i = 0; i < rx_count_; ++i) bigger[i] = rx_[(rx_head_ + i) & (old - 1)];
+  rx_.swap(bigger);
+  rx_head_ = 0;
+}
+
 bool SimPort::rx_push(Packet* p) {
   if (rx_count_ >= tuning::kSimRxQueueMax) return false;
-  if (rx_count_ == rx_.size()) {
-    // Ring full: double it (power of two), unrolling the old contents in order.
-    const size_t old = rx_.size();
-    std::vector<Packet*> bigger(old ? old * 2 : 8);
-    for (uint32_t i = 0; i < rx_count_; ++i) bigger[i] = rx_[(rx_head_ + i) & (old - 1)];
-    rx_.swap(bigger);
-    rx_head_ = 0;
-  }
+  if (rx_count_ == rx_.size()) reserve_rx(rx_count_ + 1);  // doubles
   rx_[(rx_head_ + rx_count_) & (rx_.size() - 1)] = p;
   ++rx_count_;
   return true;
@@ -340,6 +345,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
     if (u_corrupt < plan_.corrupt && f->len > 0) {
       const uint64_t bit = scale(r_bit, uint64_t{f->len} * 8);
       f->data()[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+      f->flipped = static_cast<uint32_t>(bit);
       ++st.corrupted;
       fold(&from->tx_trace_, &from->tx_traced_, now, link_tag(kTrCorrupt, link_id, d), bit);
     }
@@ -353,6 +359,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
       // The copy is of the frame as it goes on the wire (after any bit flip).
       SimFrame* c = reg.arena.get(f->len);
       std::memcpy(c->data(), f->data(), f->len);
+      c->flipped = f->flipped;
       ++st.duplicated;
       fold(&from->tx_trace_, &from->tx_traced_, now, link_tag(kTrDup, link_id, d), arrival + 1);
       post(reg, to, arrival + 1, order, c);
@@ -408,6 +415,7 @@ void SimFabric::arrive(SimRegion& r, uint64_t now, SimPort* to, void* frame) {
     return;
   }
   std::memcpy(dst, f->data(), len);
+  const uint32_t flipped = f->flipped;
   r.arena.put(f);
   p->port = to->local_;
   to->rx_push(p);
@@ -415,6 +423,8 @@ void SimFabric::arrive(SimRegion& r, uint64_t now, SimPort* to, void* frame) {
   st.bytes_delivered += len;
   ++to->stats_.rx_packets;
   to->stats_.rx_bytes += len;
+  if (flipped != SimFrame::kIntact && corrupt_observer_)
+    corrupt_observer_->on_corrupt_delivered(*to, to->stats_.rx_packets, flipped);
   fold(&to->rx_trace_, &to->rx_traced_, now, (uint64_t{kTrDeliver} << 56) | to->id_, mix64(len) ^ digest);
 }
 

@@ -106,7 +106,19 @@ extern const CounterField kFabricStatsFields[];
 extern const int kFabricStatsFieldCount;
 
 class SimFabric;
+class SimPort;
 struct SimRegion;
+
+// Told of every frame the medium corrupted when it enters the receiver's rx
+// queue: the port, the frame's 1-based index among the frames that port has
+// received (the order rx_burst hands them out), and the bit flipped. Packet
+// captures use it to list the frames a dissector must flag. None by default;
+// called on the receiving region's thread.
+class SimCorruptObserver {
+ public:
+  virtual ~SimCorruptObserver() = default;
+  virtual void on_corrupt_delivered(const SimPort& to, uint64_t rx_index, uint32_t bit) = 0;
+};
 struct SimFrame;
 
 // Frames on their way to one port, in (arrival, transmit order). Frames of
@@ -163,6 +175,7 @@ class SimPort final : public Port {
   friend class SimFabric;
   SimPort(SimFabric* fabric, uint32_t node, uint32_t id, std::string name, PacketPool* pool);
   bool rx_push(Packet* p);  // false when the queue is at kSimRxQueueMax
+  void reserve_rx(uint32_t n);  // the rx ring holds n packets without growing
 
   SimFabric* fabric_;
   SimRegion* region_ = nullptr;  // its node's region: clock, arena, counters
@@ -214,6 +227,10 @@ class SimFabric {
 
   // Ask for node to be stepped at time t (e.g. its first boot step).
   void wake(uint32_t node, uint64_t at_ns);
+  // Room for every node in its region's scheduler heap and for n frames in
+  // flight, so neither grows during a run (the allocation test's steady
+  // state). Wire queues and rx rings keep what they grew to.
+  void reserve_events(size_t n);
 
   // Run events until none is left, virtual time passes until_ns, or stop()
   // is called. With wall_budget_s > 0 it may also return earlier, after
@@ -227,6 +244,10 @@ class SimFabric {
   uint64_t next_event() const;
   // Windows the parallel scheduler has run (0 on one region).
   uint64_t windows() const { return windows_; }
+
+  // Not owned; must outlive the fabric's run() calls. nullptr: none. Only
+  // with one region (its calls would otherwise come from several threads).
+  void set_corrupt_observer(SimCorruptObserver* o) { corrupt_observer_ = o; }
 
   uint64_t trace_hash() const;
   const FabricStats& stats() const;
@@ -264,6 +285,7 @@ class SimFabric {
   uint64_t until_ = 0;
   double budget_ = 0;
   mutable FabricStats stats_;
+  SimCorruptObserver* corrupt_observer_ = nullptr;
 };
 
 }  // namespace toroid

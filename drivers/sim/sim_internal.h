@@ -13,11 +13,17 @@
 
 namespace toroid {
 
+// Bytes of the shortest frame reserve_events plans for (an Ethernet header
+// and the link layer's smallest header, an ack, are longer).
+constexpr uint32_t kMinWireFrame = 32;
+
 // A frame on the wire: the medium's own copy of the bytes the sender
 // offered. Blocks come in size classes of 256 << cls bytes of data.
 struct SimFrame {
+  static constexpr uint32_t kIntact = ~uint32_t{0};
   SimFrame* next;
   uint32_t len;
+  uint32_t flipped;  // the bit the medium flipped, kIntact if none
   uint8_t cls;
   uint8_t* data() { return reinterpret_cast<uint8_t*>(this + 1); }
 };
@@ -29,6 +35,7 @@ struct SimFrame {
 class SimFrameArena {
  public:
   static constexpr int kClasses = 8;  // 256 B .. 32 KiB of data
+  static constexpr size_t kSmallChunk = 64;  // frames per chunk of the classes up to 1 KiB
   ~SimFrameArena() {
     for (void* c : chunks_) std::free(c);
   }
@@ -39,8 +46,17 @@ class SimFrameArena {
     if (!f) f = grow(cls);
     free_[cls] = f->next;
     f->len = len;
+    f->flipped = SimFrame::kIntact;
     f->next = nullptr;
     return f;
+  }
+  // At least n frames of the smallest class (a collective's frames) free.
+  void reserve(size_t n) {
+    size_t have = 0;
+    for (SimFrame* f = free_[0]; f && have < n; f = f->next) ++have;
+    const size_t chunks = (n - have + kSmallChunk - 1) / kSmallChunk;
+    chunks_.reserve(chunks_.size() + chunks + 64);  // and room for later growth of other classes
+    for (size_t i = 0; i < chunks; ++i) grow(0);
   }
   void put(SimFrame* f) {
     f->next = free_[f->cls];
@@ -50,7 +66,7 @@ class SimFrameArena {
  private:
   SimFrame* grow(int cls) {
     const size_t block = sizeof(SimFrame) + (size_t{256} << cls);
-    const size_t count = cls < 3 ? 64 : 8;
+    const size_t count = cls < 3 ? kSmallChunk : 8;
     auto* mem = static_cast<uint8_t*>(std::malloc(block * count));
     chunks_.push_back(mem);
     for (size_t i = 0; i < count; ++i) {

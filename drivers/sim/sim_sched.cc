@@ -100,6 +100,33 @@ void SimFabric::wake(uint32_t node, uint64_t at_ns) {
   touch(r, node, at_ns);
 }
 
+void SimFabric::reserve_events(size_t n) {
+  std::vector<size_t> per_region(regions_.size(), 0);
+  for (const NodeRec& node : nodes_) ++per_region[node.region];
+  for (size_t i = 0; i < regions_.size(); ++i) {
+    regions_[i]->heap.reserve(per_region[i]);
+    regions_[i]->arena.reserve(n);
+  }
+  // A direction holds at most its backlog plus one latency of frames on the
+  // wire (each at least kMinWireFrame bytes), twice that with duplicates; the
+  // arrival queue compacts once its consumed head is half of it, so twice
+  // again, plus the compaction's slack.
+  uint64_t most_ns = model_.tx_backlog_ns + plan_.delay_ns + plan_.jitter_ns + tuning::kSimReorderHoldNs;
+  double most_bw = model_.bytes_per_ns;
+  uint64_t most_latency = model_.latency_ns;
+  for (int c = 1; c < kSimChannels; ++c) {
+    most_bw = model_.channel_bw(c) > most_bw ? model_.channel_bw(c) : most_bw;
+    most_latency = model_.channel_latency(c) > most_latency ? model_.channel_latency(c) : most_latency;
+  }
+  most_ns += most_latency;
+  const auto in_flight = static_cast<size_t>(static_cast<double>(most_ns) * most_bw / kMinWireFrame) + 1;
+  const size_t wire = 4 * in_flight + 64;
+  for (auto& port : ports_) {
+    port->wire_.v.reserve(wire);
+    port->reserve_rx(tuning::kSimRxQueueMax);
+  }
+}
+
 bool SimFabric::idle() const {
   for (const auto& r : regions_)
     if (!r->heap.empty()) return false;

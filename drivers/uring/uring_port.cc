@@ -142,6 +142,9 @@ Result<std::unique_ptr<UringPort>> UringPort::open(const UringPortConfig& cfg) {
   }
   port->info_.driver = "uring";
   port->info_.max_frame = frame;
+  // A unix socket copies each record whole between two processes on this
+  // host; AF_PACKET reaches a real or virtual wire.
+  port->info_.medium_integrity = ps.kind != UringPortKind::kPacket;
   return port;
 }
 

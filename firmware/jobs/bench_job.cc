@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
+#include "collectives/select.h"
 #include "netstack/netstack.h"
 #include "netstack/wire/eth.h"
 #include "netstack/wire/link_header.h"
@@ -11,63 +11,6 @@
 namespace toroid {
 
 namespace {
-
-constexpr uint64_t kMiB = 1024 * 1024;
-constexpr uint64_t kMaxBytes = 64 * kMiB;
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t end = s.find(sep, pos);
-    if (end == std::string::npos) end = s.size();
-    out.push_back(s.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return out;
-}
-
-bool parse_u64(const std::string& s, uint64_t* out) {
-  if (s.empty() || s.size() > 12) return false;
-  uint64_t v = 0;
-  for (char ch : s) {
-    if (ch < '0' || ch > '9') return false;
-    v = v * 10 + static_cast<uint64_t>(ch - '0');
-  }
-  *out = v;
-  return true;
-}
-
-// "4096", "4k", "4K", "4KiB", "4m", "4MiB" -> bytes.
-bool parse_size(std::string s, uint64_t* out) {
-  uint64_t mult = 1;
-  for (const char* suf : {"KiB", "kiB", "KB", "kB", "K", "k"}) {
-    const size_t n = std::strlen(suf);
-    if (s.size() > n && s.compare(s.size() - n, n, suf) == 0) {
-      s.resize(s.size() - n);
-      mult = 1024;
-      break;
-    }
-  }
-  if (mult == 1) {
-    for (const char* suf : {"MiB", "MB", "M", "m"}) {
-      const size_t n = std::strlen(suf);
-      if (s.size() > n && s.compare(s.size() - n, n, suf) == 0) {
-        s.resize(s.size() - n);
-        mult = kMiB;
-        break;
-      }
-    }
-  }
-  if (mult == 1 && s.size() > 1 && (s.back() == 'B' || s.back() == 'b')) s.pop_back();
-  uint64_t v;
-  if (!parse_u64(s, &v)) return false;
-  *out = v * mult;
-  return true;
-}
-
-// The byte a sender puts at offset i of its send buffer.
-inline uint8_t pattern(uint32_t src, uint64_t i) { return static_cast<uint8_t>(src * 37u + i * 7u + 1u); }
 
 BenchSink& sink() {
   static BenchSink s;
@@ -84,82 +27,16 @@ void emit_line(const std::string& line) {
   std::fflush(stdout);
 }
 
+// The name Comm reports for an operation, without the mode it ran in
+// ("ring (exact)" -> "ring").
+std::string base_name(const std::string& algo) {
+  const size_t sp = algo.find(' ');
+  return sp == std::string::npos ? algo : algo.substr(0, sp);
+}
+
 }  // namespace
 
 void set_bench_sink(BenchSink s) { sink() = std::move(s); }
-
-std::vector<std::string> bench_colls() { return {"allreduce", "bcast", "allgather", "alltoall", "barrier"}; }
-
-std::vector<uint64_t> bench_default_sizes() {
-  std::vector<uint64_t> s;
-  for (uint64_t b = 8; b <= 4 * kMiB; b *= 4) s.push_back(b);
-  if (s.back() != 4 * kMiB) s.push_back(4 * kMiB);
-  return s;
-}
-
-Result<BenchSpec> parse_bench_args(const std::map<std::string, std::string>& args) {
-  BenchSpec s;
-  s.colls = bench_colls();
-  s.algos = {"torus-ring", "torus-tree"};
-  s.sizes = bench_default_sizes();
-  for (const auto& [k, v] : args) {
-    if (k == "colls") {
-      s.colls.clear();
-      for (const auto& c : split(v, ',')) {
-        const auto known = bench_colls();
-        if (std::find(known.begin(), known.end(), c) == known.end())
-          return error(Code::kInvalid, "bench: --colls: unknown collective '%s' (allreduce, bcast, allgather, "
-                                       "alltoall, barrier)", c.c_str());
-        if (std::find(s.colls.begin(), s.colls.end(), c) == s.colls.end()) s.colls.push_back(c);
-      }
-    } else if (k == "algos") {
-      s.algos.clear();
-      for (const auto& a : split(v, ',')) {
-        if (!find_algo(CollKind::kAllreduce, a))
-          return error(Code::kInvalid, "bench: --algos: unknown allreduce algorithm '%s' (%s)", a.c_str(),
-                       algo_names(CollKind::kAllreduce).c_str());
-        if (std::find(s.algos.begin(), s.algos.end(), a) == s.algos.end()) s.algos.push_back(a);
-      }
-    } else if (k == "sizes") {
-      s.sizes.clear();
-      for (const auto& x : split(v, ',')) {
-        uint64_t b;
-        if (!parse_size(x, &b) || b == 0 || b > kMaxBytes)
-          return error(Code::kInvalid, "bench: --sizes: '%s' is not a size of 1 B .. 64 MiB (e.g. 8, 4096, 64k, 4M)",
-                       x.c_str());
-        s.sizes.push_back(b);
-      }
-    } else if (k == "reps") {
-      uint64_t r;
-      if (!parse_u64(v, &r) || r == 0 || r > 100000)
-        return error(Code::kInvalid, "bench: --reps '%s' must be 1..100000", v.c_str());
-      s.reps = static_cast<uint32_t>(r);
-      s.reps_given = true;
-    } else if (k == "warmup") {
-      uint64_t r;
-      if (!parse_u64(v, &r) || r > 1000) return error(Code::kInvalid, "bench: warmup '%s' must be 0..1000", v.c_str());
-      s.warmup = static_cast<uint32_t>(r);
-      s.warmup_given = true;
-    } else if (k == "wait") {
-      if (v != "spin" && v != "idle") return error(Code::kInvalid, "bench: --wait '%s' must be spin or idle", v.c_str());
-      s.spin = v == "spin";
-    } else {
-      return error(Code::kInvalid, "bench: unknown argument '%s' (colls, algos, sizes, reps, warmup, wait)",
-                   k.c_str());
-    }
-  }
-  return s;
-}
-
-uint32_t bench_reps_for(const BenchSpec& s, uint64_t bytes) {
-  if (bytes < kMiB) return s.reps;
-  return std::min(s.reps, std::max<uint32_t>(5, s.reps / 4));
-}
-
-uint32_t bench_warmup_for(const BenchSpec& s, uint64_t bytes) {
-  if (s.warmup_given || bytes < kMiB) return s.warmup;
-  return std::min<uint32_t>(s.warmup, 1);
-}
 
 BenchJob::BenchJob(const JobContext& ctx, const BenchSpec& spec) : ctx_(ctx), spec_(spec) {
   deadline_.set_callback(&BenchJob::on_timeout, this);
@@ -167,40 +44,126 @@ BenchJob::BenchJob(const JobContext& ctx, const BenchSpec& spec) : ctx_(ctx), sp
 
 void BenchJob::plan() {
   for (const auto& c : spec_.colls) {
-    if (c == "barrier") {
-      Entry e;
-      e.coll = c;
-      e.algo = "barrier-network";
-      e.reps = spec_.reps;
-      e.warmup = spec_.warmup;
-      plan_.push_back(e);
+    const CollKind kind = bench_coll_kind(c).value();  // parse_bench_args checked the names
+    if (kind == CollKind::kBarrier) {
+      plan_variant(kind, c, DType::kInt64, ROp::kSum, Repro::kNone);
       continue;
     }
-    std::vector<std::pair<std::string, std::string>> algos;
-    if (c == "allreduce") {
-      for (const std::string& a : spec_.algos) algos.emplace_back(a, a);
-    } else if (c == "bcast") {
-      algos.emplace_back("p2p-flat", "");
-    } else {
-      algos.emplace_back("p2p-direct", "");
-    }
-    for (const auto& [name, a] : algos) {
-      for (uint64_t b : spec_.sizes) {
-        Entry e;
-        e.coll = c;
-        e.algo = name;
-        e.ar = a;
-        e.bytes = b;
-        e.reps = bench_reps_for(spec_, b);
-        e.warmup = bench_warmup_for(spec_, b);
-        if (c == "allreduce" && b % 8 != 0) e.skip = "int64 allreduce: not a multiple of 8 bytes";
-        if ((c == "allgather" || c == "alltoall") && b % n_ != 0)
-          e.skip = std::to_string(b) + " B is not " + std::to_string(n_) + " equal blocks (one per node)";
-        if (c != "allreduce" && c != "barrier" && n_ < 2) e.skip = "needs at least 2 nodes";
-        plan_.push_back(e);
+    for (DType t : spec_.dtypes) {
+      if (!coll_reduces(kind)) {
+        plan_variant(kind, c, t, ROp::kSum, Repro::kNone);
+        continue;
       }
+      // Integers reduce exactly in any order: one run, repro none.
+      const std::vector<Repro> repros = dtype_is_float(t) ? spec_.repros : std::vector<Repro>{Repro::kNone};
+      for (ROp op : spec_.ops)
+        for (Repro r : repros) plan_variant(kind, c, t, op, r);
     }
   }
+}
+
+// Entries of one (collective, datatype, op, repro): per --algos item, per
+// size. The selector's pick is looked up per size as Comm::start will make
+// it; where it is an algorithm listed anyway, that entry is marked and the
+// `auto` item adds nothing.
+void BenchJob::plan_variant(CollKind kind, const std::string& coll, DType t, ROp op, Repro r) {
+  const auto it = spec_.algos.find(coll);
+  const std::vector<std::string> list = it == spec_.algos.end() ? std::vector<std::string>{kBenchAuto} : it->second;
+  const bool reduces = coll_reduces(kind);
+  const bool barrier = kind == CollKind::kBarrier;
+  const Status rop = reduces ? check_rop(t, op) : Status::ok();
+  const size_t esize = reduces ? elem_size(t, op) : dtype_size(t);
+  const uint64_t blocks =
+      kind == CollKind::kAllgather || kind == CollKind::kAlltoall || kind == CollKind::kReduceScatter ? n_ : 1;
+  const std::vector<uint64_t> sizes = barrier ? std::vector<uint64_t>{0} : spec_.sizes;
+
+  struct PerSize {
+    Entry base;
+    CollArgs probe;
+    std::string pick, pick_error;
+  };
+  std::vector<PerSize> per(sizes.size());
+  static const uint8_t kProbe = 0;  // a non-null buffer: the selector reads only whether one is given
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    Entry& e = per[i].base;
+    e.kind = kind;
+    e.coll = coll;
+    e.dtype = t;
+    e.op = op;
+    e.repro = r;
+    e.bytes = sizes[i];
+    e.reps = barrier ? spec_.reps : bench_reps_for(spec_, e.bytes);
+    e.warmup = barrier ? spec_.warmup : bench_warmup_for(spec_, e.bytes);
+    if (!rop) {
+      e.skip = rop.message();
+    } else if (!barrier && e.bytes % (blocks * esize) != 0) {
+      // The loc ops' elements are (value, index) pairs: name them so.
+      const std::string elem = std::string(dtype_name(t)) + (reduces && rop_is_loc(op) ? std::string(" ") + rop_name(op) : "");
+      char b[200];
+      if (blocks > 1)
+        snprintf(b, sizeof b, "%lu B is not %lu equal blocks (one per node) of whole %zu-byte %s elements",
+                 static_cast<unsigned long>(e.bytes), static_cast<unsigned long>(blocks), esize, elem.c_str());
+      else
+        snprintf(b, sizeof b, "%lu B is not a whole number of %zu-byte %s elements",
+                 static_cast<unsigned long>(e.bytes), esize, elem.c_str());
+      e.skip = b;
+    }
+    if (!e.skip.empty()) continue;
+    e.count = barrier ? 0 : e.bytes / (blocks * esize);
+    CollArgs& a = per[i].probe;
+    a.kind = kind;
+    a.dtype = t;
+    a.op = op;
+    a.repro = r;
+    a.count = e.count;
+    a.send = &kProbe;
+    a.recv = const_cast<uint8_t*>(&kProbe);
+    a.esize = esize;
+    if (reduces) a.red = make_reducer(t, op);
+    auto pick = select_algo(ctx_.comm.info(), a);
+    if (pick) per[i].pick = (*pick)->name;
+    else per[i].pick_error = pick.status().message();
+  }
+
+  for (const std::string& item : list) {
+    const uint32_t series = plan_.empty() ? 0 : plan_.back().series + 1;
+    for (PerSize& p : per) {
+      Entry e = p.base;
+      e.series = series;
+      if (item == kBenchAuto) {
+        if (!e.skip.empty() || !p.pick_error.empty()) {
+          e.algo = kBenchAuto;  // nothing was picked
+          if (e.skip.empty()) e.skip = p.pick_error;
+        } else if (std::find(list.begin(), list.end(), p.pick) != list.end()) {
+          continue;  // the listed entry of that algorithm is the selector's choice
+        } else {
+          e.algo = p.pick;
+          e.want = "";
+          e.selected = true;
+        }
+      } else {
+        e.algo = e.want = item;
+        if (e.skip.empty()) {
+          e.skip = algo_unusable(*find_algo(kind, item), ctx_.comm.info(), p.probe);
+          e.selected = p.pick == item;
+        }
+      }
+      plan_.push_back(std::move(e));
+    }
+  }
+}
+
+std::string BenchJob::variant(const Entry& e) {
+  if (e.kind == CollKind::kBarrier) return "";
+  std::string s = dtype_name(e.dtype);
+  if (coll_reduces(e.kind)) s += std::string(" ") + rop_name(e.op);
+  if (e.repro != Repro::kNone) s += std::string(" ") + repro_name(e.repro);
+  return s;
+}
+
+std::string BenchJob::describe(const Entry& e) {
+  if (e.kind == CollKind::kBarrier) return e.coll + " " + e.algo;
+  return e.coll + " " + e.algo + " " + variant(e) + " " + std::to_string(e.bytes) + " B";
 }
 
 void BenchJob::start() {
@@ -213,8 +176,6 @@ void BenchJob::start() {
   begin_entry();
 }
 
-bool BenchJob::is_p2p(const Entry& e) const { return e.coll == "bcast" || e.coll == "allgather" || e.coll == "alltoall"; }
-
 void BenchJob::begin_entry() {
   while (next_ < plan_.size() && !plan_[next_].skip.empty()) ++next_;
   if (next_ >= plan_.size()) {
@@ -226,8 +187,8 @@ void BenchJob::begin_entry() {
   e.rep_ns.clear();
   e.rep_ns.reserve(e.reps);
   entry_start_ = ctx_.loop.now();
-  if (e.coll == "allreduce") ar_.assign(e.bytes / 8, 0);
-  if (is_p2p(e)) prepare_p2p(e);
+  data_.prepare(e.kind, e.dtype, e.op, e.repro, e.count, me_, n_, ctx_.personality.seed);
+  args_ = data_.args();
   start_align();
 }
 
@@ -239,96 +200,27 @@ void BenchJob::start_align() {
 void BenchJob::start_rep() {
   Entry& e = plan_[next_];
   phase_ = Phase::kOp;
-  Status st;
-  if (e.coll == "allreduce") {
-    // Inputs: rank+1+i; the sum is n(n+1)/2 + n*i (checked after each rep).
-    const int64_t base = static_cast<int64_t>(me_) + 1;
-    for (size_t i = 0; i < ar_.size(); ++i) ar_[i] = base + static_cast<int64_t>(i);
-    t0_ = ctx_.loop.now();
-    st = ctx_.comm.start_allreduce_sum_i64(ar_.data(), ar_.size(), e.ar);
-  } else if (e.coll == "barrier") {
-    t0_ = ctx_.loop.now();
-    st = ctx_.comm.start_barrier(e.algo);
-  } else {
-    t0_ = ctx_.loop.now();
-    st = start_p2p(e);
+  data_.poison();
+  t0_ = ctx_.loop.clock().now_ns();  // timing: a fresh read, not the round's
+  Status st = ctx_.comm.start(args_, e.want);
+  if (st) return;
+  // The library turns an operation down before it sends anything, the same
+  // way on every node (e.g. exact float sums other than allreduce): a row
+  // with its reason, and the sweep goes on.
+  if (rep_ == 0 && st.code() == Code::kUnsupported) {
+    skip_entry(st);
+    return;
   }
-  if (!st) fail(st);
+  fail(st);
 }
 
-void BenchJob::prepare_p2p(const Entry& e) {
-  uint64_t len = e.bytes;
-  if (e.coll == "allgather") len = e.bytes / n_;
-  if (e.coll == "bcast" && me_ != 0) len = 0;
-  sbuf_.resize(len);
-  for (uint64_t i = 0; i < len; ++i) sbuf_[i] = pattern(me_, i);
-  recv_len_ = static_cast<uint32_t>(e.coll == "bcast" ? e.bytes : e.bytes / n_);
-}
-
-Status BenchJob::start_p2p(const Entry& e) {
-  handles_.clear();
-  recv_from_.clear();
-  const Dims& dims = ctx_.personality.dims;
-  const uint32_t block = static_cast<uint32_t>(e.bytes / n_);
-  if (e.coll == "bcast") {
-    if (me_ == 0) {
-      for (uint32_t k = 1; k < n_; ++k) {
-        auto h = ctx_.msgr.send(coord_of(k, dims), kContext, sbuf_.data(), static_cast<uint32_t>(e.bytes));
-        if (!h) return h.status();
-        handles_.push_back(*h);
-      }
-    } else {
-      recv_from_.push_back(0);
-    }
-    return Status::ok();
-  }
-  // Staggered: node r sends to r+1 first, then r+2, ... (every link busy at once).
-  for (uint32_t k = 1; k < n_; ++k) {
-    const uint32_t dst = (me_ + k) % n_;
-    const uint8_t* p = e.coll == "alltoall" ? sbuf_.data() + static_cast<size_t>(dst) * block : sbuf_.data();
-    auto h = ctx_.msgr.send(coord_of(dst, dims), kContext, p, block);
-    if (!h) return h.status();
-    handles_.push_back(*h);
-    recv_from_.push_back((me_ + n_ - k) % n_);
-  }
-  return Status::ok();
-}
-
-// Takes whatever arrived; ok while everything matches.
-Status BenchJob::check_p2p(const Entry& e) {
-  const Dims& dims = ctx_.personality.dims;
-  Messenger::Message m;
-  for (size_t i = 0; i < recv_from_.size();) {
-    const uint32_t src = recv_from_[i];
-    if (!ctx_.msgr.recv(coord_of(src, dims), kContext, &m)) {
-      ++i;
-      continue;
-    }
-    recv_from_[i] = recv_from_.back();
-    recv_from_.pop_back();
-    const uint64_t base = e.coll == "alltoall" ? static_cast<uint64_t>(me_) * recv_len_ : 0;
-    bool ok = m.data.size() == recv_len_;
-    if (ok && recv_len_ > 0) {
-      for (uint64_t k : {uint64_t{0}, uint64_t{recv_len_} / 2, uint64_t{recv_len_} - 1})
-        ok = ok && m.data[k] == pattern(src, base + k);
-    }
-    if (!ok)
-      return error(Code::kInternal, "bench %s %s %lu B: the message from rank %u is wrong (%zu bytes, expected %u)",
-                   e.coll.c_str(), e.algo.c_str(), static_cast<unsigned long>(e.bytes), src, m.data.size(),
-                   recv_len_);
-  }
-  return ctx_.msgr.status();
-}
-
-bool BenchJob::op_complete(Status* st) {
-  const Entry& e = plan_[next_];
-  if (!is_p2p(e)) return ctx_.comm.test(st);
-  *st = check_p2p(e);
-  if (!*st) return true;
-  if (!recv_from_.empty()) return false;
-  for (uint32_t h : handles_)
-    if (!ctx_.msgr.send_done(h)) return false;
-  return true;
+void BenchJob::skip_entry(const Status& why) {
+  Entry& e = plan_[next_];
+  e.skip = why.message();
+  e.rep_ns.clear();
+  data_.release();
+  ++next_;
+  begin_entry();
 }
 
 bool BenchJob::poll() {
@@ -344,8 +236,8 @@ bool BenchJob::poll() {
       start_rep();
       return true;
     case Phase::kOp: {
-      if (!op_complete(&st)) return spin();
-      const uint64_t t = ctx_.loop.now() - t0_;
+      if (!ctx_.comm.test(&st)) return spin();
+      const uint64_t t = ctx_.loop.clock().now_ns() - t0_;
       if (!st) {
         fail(st);
         return true;
@@ -363,17 +255,12 @@ bool BenchJob::poll() {
 
 void BenchJob::end_rep() {
   Entry& e = plan_[next_];
-  if (e.coll == "allreduce") {
-    const int64_t n = n_;
-    for (size_t i = 0; i < ar_.size(); ++i) {
-      const int64_t want = n * (n + 1) / 2 + n * static_cast<int64_t>(i);
-      if (ar_[i] != want) {
-        fail(error(Code::kInternal, "bench allreduce %s %lu B: element %zu is %lld, expected %lld", e.algo.c_str(),
-                   static_cast<unsigned long>(e.bytes), i, static_cast<long long>(ar_[i]),
-                   static_cast<long long>(want)));
-        return;
-      }
-    }
+  // The selector's entries carry the name of what actually ran (an
+  // environment override, TOROID_ALGO_<KIND>, can change the pick).
+  if (rep_ == 1 && e.want.empty()) e.algo = base_name(ctx_.comm.algo());
+  if (Status st = data_.check(); !st) {
+    fail(error(Code::kInternal, "repetition %u: %s", rep_, st.message().c_str()));
+    return;
   }
   if (rep_ >= e.warmup + e.reps) {
     end_entry();
@@ -382,48 +269,36 @@ void BenchJob::end_rep() {
   // The next repetition starts after a barrier, so every node starts it
   // within about one barrier's skew of the others. A barrier is its own
   // alignment.
-  if (e.coll == "barrier") start_rep();
+  if (e.kind == CollKind::kBarrier) start_rep();
   else start_align();
 }
 
 void BenchJob::end_entry() {
-  const Entry& e = plan_[next_];
-  // One case per (collective, algorithm): its last size closes it.
-  const bool last_of_kind = next_ + 1 >= plan_.size() || plan_[next_ + 1].coll != e.coll ||
-                            plan_[next_ + 1].algo != e.algo;
-  if (last_of_kind) {
-    uint32_t sizes = 0;
-    for (const auto& x : plan_)
-      if (x.coll == e.coll && x.algo == e.algo && x.skip.empty()) ++sizes;
-    CaseResult r;
-    r.coll = e.coll;
-    r.algo = e.algo;
-    r.name = e.coll == "barrier" ? std::to_string(e.reps) + " reps" : "sweep, " + std::to_string(sizes) + " sizes";
-    r.elapsed_ns = ctx_.loop.now() - entry_start_;
-    cases_.push_back(r);
-  }
+  plan_[next_].elapsed_ns = ctx_.loop.now() - entry_start_;
+  data_.release();
   ++next_;
   begin_entry();
 }
 
 void BenchJob::fail(Status st) {
   if (done_) return;
-  const std::string what = next_ < plan_.size()
-                               ? plan_[next_].coll + " " + plan_[next_].algo + " " + std::to_string(plan_[next_].bytes) + " B"
-                               : "bench";
+  const bool in_entry = next_ < plan_.size();
+  const std::string what = in_entry ? describe(plan_[next_]) : "sweep";
+  st = error(st.code(), "bench %s: %s", what.c_str(), st.message().c_str());
   CaseResult r;
-  if (next_ < plan_.size()) {
+  if (in_entry) {
     r.coll = plan_[next_].coll;
     r.algo = plan_[next_].algo;
-    r.name = std::to_string(plan_[next_].bytes) + " B";
+    r.name = plan_[next_].kind == CollKind::kBarrier ? "barrier" : variant(plan_[next_]) + " " +
+                                                                      std::to_string(plan_[next_].bytes) + " B";
   } else {
     r.coll = "bench";
   }
   r.verdict = CaseVerdict::kFail;
-  r.detail = st.to_string();
+  r.detail = st.message();
   r.elapsed_ns = ctx_.loop.now() - entry_start_;
   cases_.push_back(r);
-  ctx_.log.error("bench: %s failed: %s", what.c_str(), st.to_string().c_str());
+  ctx_.log.error("%s", st.message().c_str());
   status_ = st;
   // The communicator may hold a half-finished exchange: stop here.
   ctx_.msgr.cancel_sends();
@@ -435,16 +310,66 @@ void BenchJob::finish() {
   done_ = true;
   phase_ = Phase::kDone;
   ctx_.loop.timers().cancel(deadline_);
+  data_.release();
+  report_cases();
   emit_results();
+}
+
+// One case per series (collective, variant, --algos item): passed when it
+// timed at least one size, skipped (with the first reason) when no size
+// could run; nothing for a series the sweep did not reach.
+void BenchJob::report_cases() {
+  for (size_t i = 0; i < plan_.size();) {
+    size_t end = i;
+    while (end < plan_.size() && plan_[end].series == plan_[i].series) ++end;
+    const Entry& first = plan_[i];
+    CaseResult r;
+    r.coll = first.coll;
+    uint32_t timed = 0, skipped = 0;
+    // The selector's series may pick different algorithms per size: all it
+    // ran ("tree/cube400"), or what the rows say when none ran.
+    auto add_algo = [&r](const std::string& a) {
+      if (("/" + r.algo + "/").find("/" + a + "/") == std::string::npos) r.algo += (r.algo.empty() ? "" : "/") + a;
+    };
+    for (size_t k = i; k < end; ++k)
+      if (plan_[k].skip.empty()) add_algo(plan_[k].algo);
+    for (size_t k = i; k < end && r.algo.empty(); ++k) add_algo(plan_[k].algo);
+    for (size_t k = i; k < end; ++k) {
+      const Entry& e = plan_[k];
+      if (!e.skip.empty()) {
+        if (skipped++ == 0) r.detail = e.skip;
+      } else if (e.rep_ns.size() == e.reps) {
+        ++timed;
+        r.elapsed_ns += e.elapsed_ns;
+      }
+    }
+    const std::string v = variant(first);
+    if (timed > 0) {
+      r.detail.clear();
+      r.name = first.kind == CollKind::kBarrier ? std::to_string(first.reps) + " reps"
+                                                : "sweep, " + v + ", " + std::to_string(timed) + (timed == 1 ? " size" : " sizes");
+      cases_.push_back(r);
+    } else if (skipped == end - i) {
+      r.name = first.kind == CollKind::kBarrier ? "barrier" : "sweep, " + v;
+      r.verdict = CaseVerdict::kSkip;
+      cases_.push_back(r);
+    }
+    i = end;
+  }
 }
 
 void BenchJob::emit_results() {
   const std::string node = ctx_.personality.coord.to_string();
   for (const auto& e : plan_) {
-    std::string l = "bench node=" + node + " coll=" + e.coll + " algo=" + e.algo + " bytes=" + std::to_string(e.bytes);
+    std::string l = "bench node=" + node + " coll=" + e.coll + " algo=" + e.algo;
+    if (e.kind != CollKind::kBarrier) l += std::string(" dtype=") + dtype_name(e.dtype);
+    if (coll_reduces(e.kind)) l += std::string(" op=") + rop_name(e.op) + " repro=" + repro_name(e.repro);
+    if (e.selected) l += " sel=1";
+    l += " bytes=" + std::to_string(e.bytes);
     if (!e.skip.empty()) {
-      l += " skip=\"" + e.skip + "\"";
-      emit_line(l);
+      std::string why = e.skip;
+      std::replace(why.begin(), why.end(), '"', '\'');  // the value is quoted
+      emit_line(l + " skip=\"" + why + "\"");
       continue;
     }
     if (e.rep_ns.size() != e.reps) continue;  // not reached, or failed part way
@@ -491,7 +416,7 @@ void BenchJob::emit_results() {
 void BenchJob::on_timeout(void* self) {
   auto* j = static_cast<BenchJob*>(self);
   char dur[32];
-  j->fail(error(Code::kTimeout, "bench: not finished within %s", format_duration(j->ctx_.timeout_ns, dur, sizeof dur)));
+  j->fail(error(Code::kTimeout, "not finished within %s", format_duration(j->ctx_.timeout_ns, dur, sizeof dur)));
 }
 
 }  // namespace toroid

@@ -1,51 +1,63 @@
-// The bench job: an OSU-style sweep of collectives over sizes, timed on the
-// node's clock. On every node, for each (collective, algorithm, size): a
-// barrier aligns the nodes, then `warmup` untimed and `reps` timed
-// repetitions run, each started right after a barrier (so repetition k
-// starts at about the same time on every node) and timed from its start to
-// the moment this node's part is complete. Nothing is printed while the
-// sweep runs; at the end the job prints one machine-readable line per
-// (collective, algorithm, size) on stdout:
+// The bench job: an OSU-style sweep of the library's collectives over sizes,
+// timed on the node's clock. On every node, for each (collective, datatype
+// variant, algorithm, size): a barrier aligns the nodes, then `warmup`
+// untimed and `reps` timed repetitions run, each started right after a
+// barrier (so repetition k starts at about the same time on every node) and
+// timed from Comm::start to the moment Comm::test reports this node's part
+// complete. Every repetition's result is checked (all elements up to 64, a
+// sample beyond: bench_job_check.h). Nothing is printed while the sweep
+// runs; at the end the job prints one machine-readable line per row:
 //
-//   bench node=1,0,0 coll=allreduce algo=torus-ring bytes=8 reps=20 warmup=2 rep_ns=1234,1250,...
-//   bench node=1,0,0 coll=alltoall algo=p2p-direct bytes=8 skip="8 B is less than one byte per node"
+//   bench node=1,0,0 coll=allreduce algo=ring dtype=double op=sum repro=exact sel=1 bytes=8 reps=20 warmup=2 rep_ns=...
+//   bench node=1,0,0 coll=reduce algo=tree dtype=int64 op=sum bytes=8 skip="..."   (why it cannot run)
 //   bench node=1,0,0 coll=info ...           (frame sizes and link counters over the sweep)
 //
-// The host rig (toroid-rig) collects them: per repetition the slowest node,
-// then min/median/max over the repetitions (firmware/rig/bench_report.h).
+// op and repro appear for the reducing collectives only, dtype for all but
+// the barrier; sel=1 marks the selector's choice for that operation. The
+// host rig (toroid-rig) collects them: per repetition the slowest node, then
+// min/median/max over the repetitions (firmware/rig/bench_report.h).
 //
-// What runs, labelled by what it is:
-//   allreduce  torus-ring, torus-tree   Comm::start_allreduce_sum_i64, bytes/8 int64 (SUM, checked);
-//                                       --algos takes any allreduce algorithm of the library
-//   barrier    barrier-network          Comm::start_barrier (the barrier network's global AND)
-//   bcast      p2p-flat                 rank 0 sends the buffer to every other node as one
-//                                       Messenger message each (no tree, no pipelining)
-//   allgather  p2p-direct               every node sends its bytes/n block to every other node
-//   alltoall   p2p-direct               every node sends block j (bytes/n) to node j
-// The p2p ones are the point-to-point exchange patterns of the Messenger,
-// not collectives of their own: a node's part is complete when it has
-// received every block it is owed and its own sends are fully injected.
-// Sizes follow NCCL's conventions: allreduce and bcast move `bytes` per
-// node; allgather's and alltoall's `bytes` is the whole buffer of n blocks.
+// Everything runs through Comm::start(CollArgs, algo) on the world
+// communicator, root 0 for bcast and reduce, separate send and receive
+// buffers. Sizes follow NCCL's conventions: allreduce, bcast and reduce move
+// `bytes` per node; allgather's and alltoall's `bytes` is the whole buffer of
+// n blocks; reduce_scatter's the whole input of n blocks. A size that is not
+// whole elements (whole blocks of elements) is a skip row, as is an
+// algorithm the library says cannot run the operation (its reason).
 //
-// Job arguments (personality "arg" lines; toroid-rig --colls/--sizes/--reps):
-//   colls=allreduce,bcast,allgather,alltoall,barrier   (default: all five)
-//   algos=torus-ring,torus-tree                        (allreduce algorithms; default both)
-//   sizes=8,32,...                                     (bytes; default 8 B .. 4 MiB by x4, and 4 MiB)
-//   reps=N                                             (default 20; sizes of 1 MiB and more
-//                                                       run max(5, N/4), at most N)
-//   warmup=N                                           (default 2; 1 from 1 MiB up)
-//   wait=spin|idle                                     (default spin: while an operation or
-//                                                       the barrier before it is in flight the
-//                                                       job reports work, so the event loop
-//                                                       neither sleeps nor yields, as an MPI
-//                                                       rank spins in a blocking call; idle:
-//                                                       the loop's own idle policy, which
-//                                                       sleeps up to 1 ms after 4000 idle
-//                                                       rounds: for more nodes than cores;
-//                                                       and always on the sim rig, whose
-//                                                       virtual time moves only when
-//                                                       nodes are idle)
+// Job arguments (personality "arg" lines; toroid-rig --colls/--algos/...):
+//   colls=allreduce,bcast,reduce,allgather,alltoall,reduce_scatter,barrier
+//                                  (default: all seven; reduce-scatter is accepted too)
+//   algos=KIND=A,B;KIND=C          algorithms per collective (the rig joins repeated
+//                                  --algos with ';'). A name of the library, `auto`
+//                                  (the selector's choice: Comm::start with no name,
+//                                  recorded under the name it picked) or `all`
+//                                  (every algorithm of the kind). A group without
+//                                  KIND= names allreduce algorithms (the older form
+//                                  algos=torus-ring,torus-tree). Default: allreduce
+//                                  torus-ring,torus-tree,auto; the others auto.
+//   dtype=T,U  op=O,P  repro=R,S   datatypes (default int64), reduction ops (default
+//                                  sum) and reproducibility modes (none, fixed-order,
+//                                  exact; default none): every combination runs.
+//                                  op and repro apply to allreduce, reduce and
+//                                  reduce_scatter; repro to float datatypes only
+//                                  (integers are exact in any order: an integer
+//                                  reduction runs once, repro none).
+//   sizes=8,32,...                 (bytes; default 8 B .. 4 MiB by x4, and 4 MiB)
+//   reps=N                         (default by size, as OSU does: 1000 up to
+//                                   1 KiB, 500 to 16 KiB, 100 to 256 KiB, 40 to
+//                                   1 MiB, 20 above; given N: sizes of 1 MiB and
+//                                   more run max(5, N/4), at most N)
+//   warmup=N                       (default a tenth of the repetitions, at
+//                                   least 2; with reps=N: 2, 1 from 1 MiB up)
+//   wait=spin|idle                 (default spin: while an operation or the barrier
+//                                   before it is in flight the job reports work, so
+//                                   the event loop neither sleeps nor yields, as an
+//                                   MPI rank spins in a blocking call; idle: the
+//                                   loop's own idle policy, which sleeps up to 1 ms
+//                                   after 4000 idle rounds: for more nodes than
+//                                   cores; and always on the sim rig, whose virtual
+//                                   time moves only when nodes are idle)
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -55,14 +67,21 @@
 
 #include "collectives/comm.h"
 #include "firmware/job.h"
-#include "netstack/p2p.h"
+#include "firmware/jobs/bench_job_check.h"
 
 namespace toroid {
 
+// The keyword for the selector's choice in --algos.
+constexpr const char* kBenchAuto = "auto";
+
 struct BenchSpec {
-  std::vector<std::string> colls;
-  std::vector<std::string> algos;  // allreduce algorithm names
+  std::vector<std::string> colls;  // bench names (bench_colls())
+  // Per collective (bench name): algorithm names in order, kBenchAuto among them.
+  std::map<std::string, std::vector<std::string>> algos;
   std::vector<uint64_t> sizes;
+  std::vector<DType> dtypes = {DType::kInt64};
+  std::vector<ROp> ops = {ROp::kSum};
+  std::vector<Repro> repros = {Repro::kNone};
   uint32_t reps = 20;
   uint32_t warmup = 2;
   bool spin = true;  // wait=spin
@@ -75,8 +94,13 @@ struct BenchSpec {
 using BenchSink = std::function<void(const std::string& line)>;
 void set_bench_sink(BenchSink sink);
 
-// Known collectives, in the default order.
+// Known collectives as the bench spells them, in the default order:
+// allreduce, bcast, reduce, allgather, alltoall, reduce_scatter, barrier.
 std::vector<std::string> bench_colls();
+// The library's kind of a bench name ("reduce-scatter" accepted too).
+Result<CollKind> bench_coll_kind(const std::string& name);
+// The bench name of a kind ("reduce_scatter").
+std::string bench_coll_name(CollKind k);
 // 8, 32, ..., 2 MiB (x4 steps) and 4 MiB.
 std::vector<uint64_t> bench_default_sizes();
 // Parses the job arguments; errors name the argument.
@@ -93,38 +117,43 @@ class BenchJob final : public Job {
   bool done() const override { return done_; }
   Status status() const override { return status_; }
 
-  // Messenger context of the p2p patterns (the traffic job uses 1).
-  static constexpr uint16_t kContext = 7;
-
  private:
   struct Entry {
-    std::string coll, algo;
-    std::string ar;  // allreduce algorithm
-    uint64_t bytes = 0;
+    CollKind kind = CollKind::kAllreduce;
+    std::string coll;      // bench name
+    std::string algo;      // the algorithm (for the selector's entries: the one it picked)
+    std::string want;      // what Comm::start is given: algo, or "" for the selector's choice
+    bool selected = false; // the selector picks this algorithm for this operation
+    uint32_t series = 0;   // entries of one (collective, variant, --algos item) share it
+    DType dtype = DType::kInt64;
+    ROp op = ROp::kSum;
+    Repro repro = Repro::kNone;
+    uint64_t bytes = 0, count = 0;
     uint32_t reps = 0, warmup = 0;
     std::string skip;  // why it cannot run (then nothing is timed)
     std::vector<uint64_t> rep_ns;
+    uint64_t elapsed_ns = 0;  // the entry's whole run, barriers and warm-up included
   };
   enum class Phase : uint8_t { kIdle, kAlign, kOp, kDone };
 
   void plan();
+  void plan_variant(CollKind kind, const std::string& coll, DType t, ROp op, Repro r);
+  static std::string variant(const Entry& e);   // "double sum exact"; "" for the barrier
+  static std::string describe(const Entry& e);  // "allreduce ring double sum exact 4194304 B"
   void begin_entry();
   void start_align();
   void start_rep();
-  bool op_complete(Status* st);
   void end_rep();
   void end_entry();
+  void skip_entry(const Status& why);
   void fail(Status st);
   void finish();
+  void report_cases();
   void emit_results();
-  bool is_p2p(const Entry& e) const;
   // What poll() returns while waiting: "work" under wait=spin (the loop
   // stays hot), "nothing" under wait=idle (the loop's idle policy applies).
   // Never under virtual time: a busy poll would stop the sim clock.
   bool spin() const { return spec_.spin && !ctx_.loop.clock().is_virtual(); }
-  void prepare_p2p(const Entry& e);
-  Status start_p2p(const Entry& e);
-  Status check_p2p(const Entry& e);
   static void on_timeout(void* self);
 
   JobContext ctx_;
@@ -137,13 +166,8 @@ class BenchJob final : public Job {
   uint64_t t0_ = 0;
   uint64_t start_ns_ = 0;
   uint64_t entry_start_ = 0;
-  std::vector<int64_t> ar_;
-  // p2p patterns
-  std::vector<uint8_t> sbuf_;
-  std::vector<uint32_t> handles_;
-  std::vector<uint32_t> recv_from_;  // ranks still owed to this node this repetition
-  uint32_t recv_len_ = 0;
-  uint32_t bad_msgs_ = 0;
+  BenchCheck data_;  // the current entry's buffers and expected values
+  CollArgs args_;
   bool done_ = false;
   Status status_;
   Timer deadline_;

@@ -51,7 +51,13 @@ class TrafficJob final : public Job {
   Messenger& msgr_;
   std::vector<uint32_t> dests_;
   std::vector<std::vector<uint8_t>> payloads_;  // one per message sent (kept until sent)
-  std::vector<uint32_t> handles_;
+  std::vector<uint64_t> handles_;
+  // Receives kept posted (any source, any tag): a message's tag is its
+  // sequence number from its source.
+  static constexpr uint32_t kPosted = 16;
+  std::vector<RecvReq> recvs_;
+  std::vector<std::vector<uint8_t>> rbufs_;
+  bool repost(uint32_t i);
   std::vector<uint32_t> expect_from_;           // per source rank
   std::vector<std::vector<bool>> seen_;          // per source rank, per sequence
   uint64_t expected_ = 0, delivered_ = 0, duplicates_ = 0, corrupt_ = 0;

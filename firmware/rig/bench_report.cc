@@ -54,6 +54,10 @@ bool parse_bench_event(const NodeEvent& ev, BenchRecord* rec, BenchInfo* info, b
   r.node = ev.get("node");
   r.coll = coll;
   r.algo = ev.get("algo");
+  r.dtype = ev.get("dtype");
+  r.op = ev.get("op");
+  r.repro = ev.get("repro");
+  r.selected = ev.get("sel") == "1";
   if (r.coll.empty() || r.algo.empty() || !parse_u64(ev.get("bytes"), &r.bytes)) {
     *err = "bench line without coll, algo or bytes";
     return false;
@@ -94,8 +98,8 @@ double bench_bus_factor(const std::string& coll, uint32_t n) {
   if (n == 0) return 0;
   const double nn = n;
   if (coll == "allreduce") return 2.0 * (nn - 1) / nn;
-  if (coll == "bcast") return 1.0;
-  if (coll == "allgather" || coll == "alltoall") return (nn - 1) / nn;
+  if (coll == "bcast" || coll == "reduce") return 1.0;
+  if (coll == "allgather" || coll == "alltoall" || coll == "reduce_scatter") return (nn - 1) / nn;
   return 0;
 }
 
@@ -110,13 +114,19 @@ std::vector<BenchRow> aggregate_bench(const std::vector<BenchRecord>& recs, uint
   std::map<std::string, size_t> index;
   std::vector<std::vector<const BenchRecord*>> per_row;
   for (const auto& r : recs) {
-    const std::string key = r.coll + "\t" + r.algo + "\t" + std::to_string(r.bytes);
+    const std::string key = r.coll + "\t" + r.algo + "\t" + r.dtype + "\t" + r.op + "\t" + r.repro + "\t" +
+                            (r.selected ? "1" : "0") + "\t" + std::to_string(r.bytes);
     auto it = index.find(key);
     if (it == index.end()) {
       it = index.emplace(key, rows.size()).first;
       BenchRow row;
       row.coll = r.coll;
       row.algo = r.algo;
+      row.dtype = r.dtype;
+      row.op = r.op;
+      row.repro = r.repro;
+      row.selected = r.selected;
+      row.coll_fields = true;
       row.bytes = r.bytes;
       row.nodes = nodes;
       rows.push_back(row);
@@ -174,17 +184,27 @@ std::string format_bytes(uint64_t b) {
   return s;
 }
 
+std::string bench_variant(const BenchRow& r) {
+  if (r.dtype.empty()) return "-";
+  std::string s = r.dtype;
+  if (!r.op.empty()) s += " " + r.op;
+  if (!r.repro.empty() && r.repro != "none") s += " " + r.repro;
+  return s;
+}
+
 std::vector<std::string> bench_table(const std::vector<BenchRow>& rows) {
   std::vector<std::string> out;
-  char b[512];
-  snprintf(b, sizeof b, "%-10s %-11s %9s %5s %11s %11s %11s %10s %10s", "collective", "algorithm", "bytes", "reps",
-           "min us", "median us", "max us", "algbw GB/s", "busbw GB/s");
+  char b[640];
+  snprintf(b, sizeof b, "%-14s %-19s %-22s %9s %5s %11s %11s %11s %10s %10s", "collective", "algorithm", "datatype",
+           "bytes", "reps", "min us", "median us", "max us", "algbw GB/s", "busbw GB/s");
   out.push_back(b);
   for (const auto& r : rows) {
     const std::string bytes = r.coll == "barrier" ? "-" : format_bytes(r.bytes);
+    const std::string algo = r.algo + (r.selected ? "*" : "");
+    const std::string variant = bench_variant(r);
     if (!r.timed) {
-      snprintf(b, sizeof b, "%-10s %-11s %9s %5s %s", r.coll.c_str(), r.algo.c_str(), bytes.c_str(), "-",
-               r.note.c_str());
+      snprintf(b, sizeof b, "%-14s %-19s %-22s %9s %5s %s", r.coll.c_str(), algo.c_str(), variant.c_str(),
+               bytes.c_str(), "-", r.note.c_str());
       out.push_back(b);
       continue;
     }
@@ -197,14 +217,15 @@ std::vector<std::string> bench_table(const std::vector<BenchRow>& rows) {
     };
     const std::string alg = r.has_bw ? rate(r.algbw_gbps) : "-";
     const std::string bus = r.has_bw ? rate(r.busbw_gbps) : "-";
-    snprintf(b, sizeof b, "%-10s %-11s %9s %5u %11.2f %11.2f %11.2f %10s %10s", r.coll.c_str(), r.algo.c_str(),
-             bytes.c_str(), r.reps, r.min_us, r.median_us, r.max_us, alg.c_str(), bus.c_str());
+    snprintf(b, sizeof b, "%-14s %-19s %-22s %9s %5u %11.2f %11.2f %11.2f %10s %10s", r.coll.c_str(), algo.c_str(),
+             variant.c_str(), bytes.c_str(), r.reps, r.min_us, r.median_us, r.max_us, alg.c_str(), bus.c_str());
     out.push_back(b);
   }
   return out;
 }
 
 std::string bench_json(const std::vector<BenchRow>& rows, const std::vector<std::pair<std::string, std::string>>& extra) {
+  auto opt = [](const std::string& v) { return v.empty() ? std::string("null") : json_str(v); };
   std::string s = "[";
   for (size_t i = 0; i < rows.size(); ++i) {
     const BenchRow& r = rows[i];
@@ -221,6 +242,9 @@ std::string bench_json(const std::vector<BenchRow>& rows, const std::vector<std:
       s += ", \"algbw_gbps\": " + num(r.algbw_gbps, 6) + ", \"busbw_gbps\": " + num(r.busbw_gbps, 6);
     else
       s += ", \"algbw_gbps\": null, \"busbw_gbps\": null";
+    if (r.coll_fields)
+      s += ", \"dtype\": " + opt(r.dtype) + ", \"op\": " + opt(r.op) + ", \"repro\": " + opt(r.repro) +
+           ", \"selected\": " + (r.selected ? "true" : "false");
     for (const auto& [k, v] : r.extra) s += ", " + json_str(k) + ": " + v;
     for (const auto& [k, v] : extra) s += ", " + json_str(k) + ": " + v;
     if (!r.note.empty()) s += ", \"note\": " + json_str(r.note);

@@ -8,7 +8,8 @@
 // the two middle ones for an even count) and max. Bandwidth from the median,
 // NCCL's definitions (GB/s = 10^9 bytes/s):
 //   algbw = bytes / time
-//   busbw = algbw * 2(n-1)/n (allreduce), * 1 (bcast), * (n-1)/n (allgather, alltoall)
+//   busbw = algbw * 2(n-1)/n (allreduce), * 1 (bcast, reduce),
+//           * (n-1)/n (allgather, alltoall, reduce_scatter)
 // A barrier moves no data: no bandwidth. A row without every node's
 // repetitions gets no figure, only a note saying why.
 #pragma once
@@ -23,6 +24,8 @@ namespace toroid::rig {
 
 struct BenchRecord {
   std::string node, coll, algo;
+  std::string dtype, op, repro;  // "" where the collective has none (a barrier's dtype, a bcast's op)
+  bool selected = false;         // the selector's choice for this operation (sel=1)
   uint64_t bytes = 0;
   uint32_t reps = 0;
   std::vector<uint64_t> rep_ns;
@@ -43,6 +46,8 @@ bool parse_bench_event(const NodeEvent& ev, BenchRecord* rec, BenchInfo* info, b
 
 struct BenchRow {
   std::string coll, algo;
+  std::string dtype, op, repro;  // as in BenchRecord
+  bool selected = false;
   uint32_t nodes = 0;
   uint64_t bytes = 0;
   uint32_t reps = 0;
@@ -51,6 +56,9 @@ struct BenchRow {
   bool has_bw = false;
   double algbw_gbps = 0, busbw_gbps = 0;
   std::string note;  // why there is no figure ("not available: ...")
+  // Whether the JSON record has dtype, op, repro and selected: the sweep's
+  // rows (aggregate_bench sets it), not the link bench's.
+  bool coll_fields = false;
   std::vector<std::pair<std::string, std::string>> extra;  // more JSON keys of this row (values are JSON text)
 };
 
@@ -58,18 +66,23 @@ struct BenchRow {
 double bench_bus_factor(const std::string& coll, uint32_t n);
 // Median of v (mean of the two middle values for an even count); v non-empty.
 double median_of(std::vector<double> v);
-// Rows in the order the records first appear.
+// Rows in the order the records first appear; one per (collective,
+// algorithm, dtype, op, repro, selected, bytes).
 std::vector<BenchRow> aggregate_bench(const std::vector<BenchRecord>& recs, uint32_t nodes);
 // "8 B", "4 KiB", "4 MiB".
 std::string format_bytes(uint64_t b);
-// The table, one string per line (header first).
+// "double sum exact", "int64 sum", "int64" (bcast), "-" (barrier).
+std::string bench_variant(const BenchRow& r);
+// The table, one string per line (header first); the selector's choices
+// carry a '*' after the algorithm.
 std::vector<std::string> bench_table(const std::vector<BenchRow>& rows);
 // JSON string literals: base/json.h.
 using toroid::json_str;
 // A JSON array, one record per row:
-//   {"coll", "algo", "nodes", "bytes", "reps", "lat_us": {"min","median","max"},
-//    "algbw_gbps", "busbw_gbps", plus every extra key with its value, which
-//    is JSON text already (json_str("memif"), "9000")}
+//   {"coll", "algo", "dtype", "op", "repro", "selected", "nodes", "bytes", "reps",
+//    "lat_us": {"min","median","max"}, "algbw_gbps", "busbw_gbps", plus every
+//    extra key with its value, which is JSON text already (json_str("memif"), "9000")}
+// dtype, op and repro are null where the collective has none.
 // Figures are null where there are none (a barrier's bandwidth, a row that
 // could not run: its "note" says why).
 std::string bench_json(const std::vector<BenchRow>& rows,

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/files.h"
+#include "firmware/rig/kernel_links.h"
 #include "firmware/rig/wiring.h"
 
 namespace toroid::rig {
@@ -56,21 +58,6 @@ void install_signals() {
 bool file_exists(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0;
-}
-
-Status mkdir_p(const std::string& path) {
-  std::string cur;
-  size_t pos = 0;
-  while (pos <= path.size()) {
-    size_t next = path.find('/', pos);
-    if (next == std::string::npos) next = path.size();
-    cur = path.substr(0, next);
-    pos = next + 1;
-    if (cur.empty()) continue;
-    if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
-      return error(Code::kIo, "mkdir %s: %s", cur.c_str(), std::strerror(errno));
-  }
-  return Status::ok();
 }
 
 std::string coord_file_part(const Coord& c) {
@@ -152,6 +139,7 @@ int HostRig::setup() {
   }
   run_dir_ = real;
   rig_log_ = fopen((run_dir_ + "/rig.log").c_str(), "w");
+  if (is_kernel_driver(opt_.driver)) return setup_kernel();
   // Sockets under the run dir when the paths fit a sockaddr_un and the
   // personality syntax; otherwise in a private directory under /tmp.
   sock_dir_ = run_dir_ + "/sock";
@@ -181,12 +169,8 @@ int HostRig::setup() {
     return 2;
   }
   for (const auto& p : wired.value()) {
-    auto n = std::make_unique<NodeProc>();
-    n->coord = p.coord;
-    n->name = p.coord.to_string();
-    const std::string stem = run_dir_ + "/node-" + coord_file_part(p.coord);
-    n->personality_file = stem + ".personality";
-    n->log_file = stem + ".log";
+    NodeProc* n = add_node(p.coord);
+    n->personality_file = run_dir_ + "/node-" + coord_file_part(p.coord) + ".personality";
     FILE* f = fopen(n->personality_file.c_str(), "w");
     if (!f) {
       fprintf(stderr, "toroid-rig: cannot write %s: %s\n", n->personality_file.c_str(), std::strerror(errno));
@@ -195,8 +179,6 @@ int HostRig::setup() {
     const std::string text = personality_text(p);
     fwrite(text.data(), 1, text.size(), f);
     fclose(f);
-    n->log = fopen(n->log_file.c_str(), "w");
-    nodes_.push_back(std::move(n));
   }
   if (opt_.remove_socket) {
     if (!has_link(opt_.remove_dir, opt_.dims)) {
@@ -211,8 +193,23 @@ int HostRig::setup() {
   return 0;
 }
 
+HostRig::NodeProc* HostRig::add_node(const Coord& c) {
+  auto n = std::make_unique<NodeProc>();
+  n->coord = c;
+  n->name = c.to_string();
+  n->log_file = run_dir_ + "/node-" + coord_file_part(c) + ".log";
+  n->log = fopen(n->log_file.c_str(), "w");
+  nodes_.push_back(std::move(n));
+  return nodes_.back().get();
+}
+
 void HostRig::launch(NodeProc& n) {
+  // Kernel NICs: the node runs in its own network namespace and boots from
+  // the partition's topology, as a deployed node does.
   std::vector<std::string> argv = {opt_.node_bin, "--personality", n.personality_file};
+  if (links_)
+    argv = {KernelLinks::ip_path(), "netns", "exec", links_->netns(n.coord), opt_.node_bin, "--topology",
+            topology_file_, "--rank", std::to_string(rank_of(n.coord, opt_.dims))};
   const uint64_t margin = 3 * kSec;
   const uint64_t job_ns =
       opt_.timeout_ns > opt_.train_timeout_ns + margin + kSec ? opt_.timeout_ns - opt_.train_timeout_ns - margin : kSec;
@@ -566,6 +563,7 @@ void HostRig::cleanup_files() {
       }
     }
   }
+  if (links_) links_->remove();
   // Sockets the nodes left (a killed memif server cannot remove its own).
   if (!sock_dir_.empty()) {
     for (const auto& k : cables(opt_.dims, sock_dir_)) unlink(k.socket.c_str());

@@ -24,6 +24,7 @@
 #include "base/torus.h"
 #include "firmware/rig/bench_report.h"
 #include "firmware/rig/events.h"
+#include "firmware/rig/kernel_links.h"
 #include "firmware/rig/process.h"
 
 namespace toroid::rig {
@@ -31,7 +32,7 @@ namespace toroid::rig {
 struct RigOptions {
   Dims dims;
   std::string job = "selftest";
-  std::string driver = "memif";  // memif | uring
+  std::string driver = "memif";  // memif | uring | af_xdp | af_packet (kernel NICs: veths in namespaces)
   uint64_t seed = 1;
   std::map<std::string, std::string> job_args;
   std::string run_root = "run";  // the rig makes RUN_ROOT/rig-YYYYmmdd-HHMMSS/
@@ -48,6 +49,7 @@ struct RigOptions {
   Coord kill_node;
   uint64_t kill_at_ns = 0;
   bool remove_socket = false;  // remove that cable's socket before its client connects
+  std::vector<VethSwap> swaps;  // kernel drivers: veths swapped at a node (miscabling)
   Coord remove_node;
   Dir remove_dir = Dir::kXp;
   std::string cpus;  // the nodes' EAL lcore CPU list; empty: the rig's affinity
@@ -101,6 +103,7 @@ class HostRig {
     uint64_t hwm_kb = 0;     // peak RSS (VmHWM), read before the stop
     int64_t hold_ticks0 = -1, hold_ticks1 = -1;
     double open_ms = 0, connect_ms = 0;  // from its "ports" event
+    std::string drivers;                 // its ports' drivers ("ports" event)
     std::vector<BenchRecord> bench;  // its "bench" lines
     BenchInfo bench_info;
     bool has_bench_info = false;
@@ -111,6 +114,9 @@ class HostRig {
   enum class Phase : uint8_t { kRun, kHold, kQuiesce, kRelease, kDone };
 
   int setup();
+  // Kernel drivers (host_rig_kernel.cc): namespaces, veths, the topology.
+  int setup_kernel();
+  NodeProc* add_node(const Coord& c);
   void launch(NodeProc& n);
   void say(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
   void read_output(NodeProc& n, bool eof);
@@ -130,6 +136,8 @@ class HostRig {
 
   RigOptions opt_;
   std::string run_dir_, sock_dir_;
+  std::string topology_file_;            // kernel drivers
+  std::unique_ptr<KernelLinks> links_;   // kernel drivers
   bool sock_dir_tmp_ = false;
   FILE* rig_log_ = nullptr;
   std::vector<std::unique_ptr<NodeProc>> nodes_;

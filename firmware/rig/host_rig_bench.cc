@@ -48,7 +48,8 @@ bool HostRig::report_bench() {
   else if (wait == "idle")
     say("%s", "wait=idle: a node waits under the event loop's idle policy (spin, pause, then sleeps up to 1 ms)");
   say("%s", "time of a repetition = its slowest node's; min/median/max over the repetitions; GB/s = 1e9 B/s;");
-  say("%s", "busbw (NCCL) = algbw x 2(n-1)/n allreduce, x 1 bcast, x (n-1)/n allgather and alltoall; from the median");
+  say("%s", "busbw (NCCL) = algbw x 2(n-1)/n allreduce, x 1 bcast and reduce, x (n-1)/n allgather, alltoall and");
+  say("%s", "reduce_scatter; from the median; * after an algorithm: the selector's choice for that operation");
   if (rows.empty()) say("%s", "no node reported a bench figure");
   for (const auto& l : bench_table(rows)) say("%s", l.c_str());
   if (infos) {

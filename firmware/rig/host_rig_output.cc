@@ -66,6 +66,7 @@ void HostRig::handle_line(NodeProc& n, const std::string& line) {
     n.ports = true;
     n.open_ms = std::atof(ev.get("open_ms").c_str());
     n.connect_ms = std::atof(ev.get("connect_ms").c_str());
+    n.drivers = ev.get("drivers");
   } else if (ev.kind == "state") {
     n.state = ev.get("state");
     if (n.state == "running" || n.state == "passed") n.trained = true;

@@ -160,7 +160,23 @@ int HostRig::report() {
   }
   if (milestones_ & 4u)
     say("boot: every node trained at +%.2f s (slowest node: %.0f ms to open its ports%s, %.0f ms to connect)",
-        since_launch(t_all_trained_), open_max, opt_.driver == "memif" ? " with EAL" : "", connect_max);
+        since_launch(t_all_trained_), open_max, opt_.driver != "uring" ? " with EAL" : "", connect_max);
+  // What the ports really ran on: an af_xdp port falls back to af_packet
+  // where AF_XDP cannot be set up, and the rig says so.
+  std::map<std::string, uint32_t> by_driver;
+  for (auto& n : nodes_) {
+    size_t pos = 0;
+    while (!n->drivers.empty() && pos <= n->drivers.size()) {
+      const size_t e = std::min(n->drivers.find(',', pos), n->drivers.size());
+      ++by_driver[n->drivers.substr(pos, e - pos)];
+      pos = e + 1;
+    }
+  }
+  if (!by_driver.empty()) {
+    std::string s;
+    for (const auto& [d, k] : by_driver) s += (s.empty() ? "" : ", ") + std::to_string(k) + " on " + d;
+    say("ports: %s", s.c_str());
+  }
   say("resources: node CPU %.2f s in total (%.2f s at most); peak RSS %.1f MiB at most (node %s)", cpu_sum, cpu_max,
       static_cast<double>(hwm_max) / 1024.0, hwm_node.empty() ? "-" : hwm_node.c_str());
   say("run dir: %s", run_dir_.c_str());

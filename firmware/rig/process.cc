@@ -138,5 +138,41 @@ std::string describe_exit(int status) {
   return b;
 }
 
+Result<std::string> run_command(const std::vector<std::string>& argv, uint64_t timeout_ns) {
+  auto c = spawn(argv);
+  if (!c) return c.status();
+  std::string cmd, out;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  const uint64_t deadline = mono_ns() + timeout_ns;
+  int status = 0;
+  bool exited = false, killed = false;
+  for (;;) {
+    char buf[4096];
+    const ssize_t n = read(c->out_fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (!exited && waitpid(c->pid, &status, WNOHANG) == c->pid) exited = true;
+    if (n == 0 && exited) break;
+    if (n == 0) {  // output closed, process still there
+      if (waitpid(c->pid, &status, 0) == c->pid) exited = true;
+      break;
+    }
+    if (mono_ns() >= deadline && !killed) {
+      kill(c->pid, SIGKILL);
+      killed = true;
+    }
+    timespec ts{0, 2 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  close(c->out_fd);
+  if (!exited) waitpid(c->pid, &status, 0);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  if (killed) return error(Code::kTimeout, "%s: no answer within %.1f s", cmd.c_str(), static_cast<double>(timeout_ns) / 1e9);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return Status(Code::kIo, cmd + ": " + describe_exit(status) + (out.empty() ? "" : ": " + out));
+  return out;
+}
 
 }  // namespace toroid::rig

@@ -46,4 +46,9 @@ std::string describe_exit(int wait_status);
 
 uint64_t mono_ns();
 
+// Runs argv[0] (a full path) to completion, at most timeout_ns (then
+// SIGKILL), and returns what it printed; a non-zero exit is an error that
+// names the command and carries its output.
+Result<std::string> run_command(const std::vector<std::string>& argv, uint64_t timeout_ns);
+
 }  // namespace toroid::rig

@@ -4,13 +4,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "base/args.h"
 #include "base/clock.h"
+#include "base/files.h"
 #include "base/log.h"
 #include "firmware/job.h"
 #include "firmware/jobs/bench_job.h"
@@ -29,7 +32,10 @@ const char kUsage[] =
     "\n"
     "Runs every node of an XxYxZ torus partition as its own toroid-node\n"
     "process on this machine, cabled by DPDK memif pairs (--no-huge, one EAL\n"
-    "per process) or io_uring unix sockets. Writes each node's personality,\n"
+    "per process) or io_uring unix sockets, or, like a deployment, by kernel\n"
+    "NICs: every node in its own network namespace, every cable a veth pair\n"
+    "named after it, reached through DPDK's AF_XDP PMD (or af_packet), every\n"
+    "node booting from the partition's topology file. Writes each node's personality,\n"
     "streams the nodes' logs with node prefixes, prints one case table and a\n"
     "verdict line, stops every node (two phases: quiesce, then close) and\n"
     "removes the sockets. Logs and personalities stay in the run directory.\n"
@@ -37,20 +43,29 @@ const char kUsage[] =
     "options:\n"
     "  --dims XxYxZ          partition shape (required)\n"
     "  --job JOB             selftest | coll | traffic | train | bench (required)\n"
-    "  --driver D            memif (default) | uring\n"
+    "  --driver D            memif (default) | uring | af_xdp | af_packet (kernel\n"
+    "                        NICs: needs root; docs/deploy.md)\n"
     "  --seed N              seed for the job's data (default 1)\n"
     "  --arg KEY=VALUE       a job argument (repeatable); traffic shorthands:\n"
     "  --pattern P --messages N --size BYTES --routing R\n"
     "                        bench shorthands (docs/bench.md):\n"
-    "  --colls LIST          allreduce,bcast,allgather,alltoall,barrier (default all)\n"
-    "  --algos LIST          allreduce algorithms: torus-ring,torus-tree (default both)\n"
+    "  --colls LIST          allreduce,bcast,reduce,allgather,alltoall,reduce_scatter,\n"
+    "                        barrier (default all)\n"
+    "  --algos KIND=A,B      algorithms of a collective (repeatable; or KIND=A;KIND=B):\n"
+    "                        names of the library, auto (the selector's choice) or\n"
+    "                        all; no KIND= means allreduce (default: allreduce\n"
+    "                        torus-ring,torus-tree,auto; the others auto)\n"
+    "  --dtype LIST          datatypes (default int64; int8..uint64, float, double)\n"
+    "  --op LIST             reduction ops (default sum)\n"
+    "  --repro LIST          none,fixed-order,exact (float reductions; default none)\n"
     "  --sizes LIST          bytes, e.g. 8,4096,64k,4M (default 8 B .. 4 MiB, x4)\n"
-    "  --reps N              timed repetitions per size (default 20; fewer from 1 MiB)\n"
+    "  --reps N              timed repetitions per size (default by size: 1000 up to\n"
+    "                        1 KiB .. 20 above 1 MiB)\n"
     "  --wait spin|idle      how a node waits for its operation (default spin; idle\n"
     "                        when there are more nodes than CPUs)\n"
     "  --json FILE           bench: also write the sweep as a JSON array to FILE\n"
-    "  --frame N             memif frame size: 1518 (the default) or 9000 (bsize=9216\n"
-    "                        on every port, 9216-byte buffers, --pool 4095)\n"
+    "  --frame N             memif frame size: 9000 (the default: bsize=9216\n"
+    "                        on every port, 9216-byte buffers, --pool 4095) or 1518\n"
     "  --run-dir DIR         where rig-YYYYmmdd-HHMMSS/ goes (default ./run)\n"
     "  --timeout D           every node's verdict within D of the launch, else\n"
     "                        it is stopped and reported (default 60s)\n"
@@ -62,6 +77,8 @@ const char kUsage[] =
     "  --cpus LIST           CPUs the nodes' EAL lcores may use (default: all of\n"
     "                        the rig's)\n"
     "  --log-level L         the nodes' log level (error|warn|info|debug)\n"
+    "  --pcap DIR            every node captures its ports' frames, both directions,\n"
+    "                        to DIR/node-X-Y-Z-portN-DIR.pcap (docs/capture.md)\n"
     "  --node-arg ARG        pass ARG to every toroid-node (repeatable)\n"
     "  --node-bin PATH       the node program (default: toroid-node beside this one)\n"
     "  --quiet               do not stream node log lines (errors still show)\n"
@@ -74,6 +91,9 @@ const char kUsage[] =
     "                        neighbour with data in flight reports no progress)\n"
     "  --remove-socket X,Y,Z:DIR  remove that link's socket before its client\n"
     "                        connects; both ends must report the port\n"
+    "  --swap-veths X,Y,Z:D1,D2   af_xdp/af_packet: plug that node's D1 and D2\n"
+    "                        cables into each other's ports (repeatable); link\n"
+    "                        training must refuse them, naming both ends\n"
     "\n"
     "Ctrl-C stops the rig cleanly (a second Ctrl-C kills the nodes at once).\n"
     "exit status: 0 every node passed, 1 a node failed, died or timed out,\n"
@@ -98,8 +118,9 @@ std::string self_dir() {
 
 int main(int argc, char** argv) {
   RigOptions opt;
-  bool have_dims = false, have_job = false;
+  bool have_dims = false, have_job = false, frame_given = false;
   std::string kill_spec, remove_spec;
+  std::vector<std::string> swap_specs;
   for (ArgWalker w(argc, argv); w.next();) {
     const std::string arg = w.arg();
     const bool inline_val = w.has_inline();
@@ -134,7 +155,7 @@ int main(int argc, char** argv) {
                                           "--train-timeout", "--hold", "--fail-grace", "--cpus", "--log-level",
                                           "--node-arg", "--node-bin", "--kill", "--freeze", "--remove-socket",
                                           "--colls", "--algos", "--sizes", "--reps", "--json", "--frame",
-                                          "--wait"};
+                                          "--wait", "--pcap", "--swap-veths"};
     bool known = false;
     for (const char* k : kValued) known |= arg == k;
     if (!known) return usage_error("unknown option '" + arg + "'");
@@ -148,7 +169,7 @@ int main(int argc, char** argv) {
       opt.job = v;
       have_job = true;
     } else if (arg == "--driver") {
-      if (!is_rig_driver(v)) return usage_error("--driver '" + v + "': use memif or uring");
+      if (!is_rig_driver(v)) return usage_error("--driver '" + v + "': use memif, uring, af_xdp or af_packet");
       opt.driver = v;
     } else if (arg == "--seed") {
       char* end = nullptr;
@@ -167,11 +188,14 @@ int main(int argc, char** argv) {
     } else if (arg == "--colls" || arg == "--algos" || arg == "--sizes" || arg == "--reps" || arg == "--wait") {
       if (v.empty() || v.find_first_of(" \t#") != std::string::npos)
         return usage_error(arg + " '" + v + "': no spaces");
-      opt.job_args[arg.substr(2)] = v;
+      // --algos repeats, one collective each: the job reads KIND=A,B;KIND=C.
+      std::string& slot = opt.job_args[arg.substr(2)];
+      slot = arg == "--algos" && !slot.empty() ? slot + ";" + v : v;
     } else if (arg == "--json") {
       if (v.empty()) return usage_error("--json needs a file name");
       opt.json_path = v;
     } else if (arg == "--frame") {
+      frame_given = true;
       if (v == "1518") opt.frame = 0;
       else if (v == "9000") opt.frame = 9000;
       else return usage_error("--frame '" + v + "': use 1518 or 9000");
@@ -195,6 +219,14 @@ int main(int argc, char** argv) {
       LogLevel lvl;
       if (!parse_log_level(v, &lvl)) return usage_error("--log-level '" + v + "': use error, warn, info or debug");
       opt.log_level = v;
+    } else if (arg == "--pcap") {
+      // Every node writes its own ports' files there: one absolute path for all.
+      if (v.empty()) return usage_error("--pcap needs a directory");
+      if (Status st = mkdir_p(v); !st) return usage_error("--pcap: " + st.message());
+      char real[PATH_MAX];
+      if (!realpath(v.c_str(), real)) return usage_error("--pcap " + v + ": " + std::strerror(errno));
+      opt.node_args.insert(opt.node_args.end(), {"--pcap", real});
+      printf("rig: capturing every port to %s/node-X-Y-Z-portN-DIR.pcap\n", real);
     } else if (arg == "--node-arg") {
       opt.node_args.push_back(v);
     } else if (arg == "--node-bin") {
@@ -205,6 +237,8 @@ int main(int argc, char** argv) {
       opt.kill_signal = arg == "--kill" ? SIGKILL : SIGSTOP;
     } else if (arg == "--remove-socket") {
       remove_spec = v;
+    } else if (arg == "--swap-veths") {
+      swap_specs.push_back(v);
     }
   }
   if (!have_dims) return usage_error("missing --dims XxYxZ");
@@ -234,6 +268,26 @@ int main(int argc, char** argv) {
     opt.remove_node = *c;
     opt.remove_dir = d;
   }
+  for (const auto& sw : swap_specs) {
+    const auto colon = sw.find(':');
+    const auto comma = sw.find(',', colon == std::string::npos ? 0 : colon);
+    if (colon == std::string::npos || comma == std::string::npos)
+      return usage_error("--swap-veths '" + sw + "': expected X,Y,Z:D1,D2");
+    auto c = parse_rig_coord(sw.substr(0, colon), opt.dims);
+    if (!c) return usage_error("--swap-veths '" + sw + "': " + c.status().message());
+    VethSwap s;
+    s.node = *c;
+    if (!parse_dir(sw.substr(colon + 1, comma - colon - 1), &s.a) || !parse_dir(sw.substr(comma + 1), &s.b) ||
+        s.a == s.b || !has_link(s.a, opt.dims) || !has_link(s.b, opt.dims))
+      return usage_error("--swap-veths '" + sw + "': two different directions that have links (x+ x- y+ y- z+ z-)");
+    opt.swaps.push_back(s);
+  }
+  if (!opt.swaps.empty() && !is_kernel_driver(opt.driver))
+    return usage_error("--swap-veths is an option of --driver af_xdp or af_packet");
+  if (opt.remove_socket && is_kernel_driver(opt.driver))
+    return usage_error("--remove-socket is an option of --driver memif or uring (kernel links have no sockets)");
+  // memif carries 9000-byte frames when both ends say so: the default there.
+  if (!frame_given && opt.driver == "memif") opt.frame = 9000;
   if (opt.frame == 9000) {
     if (opt.driver != "memif")
       return usage_error("--frame 9000 needs --driver memif (a uring node's buffers hold 2048-byte frames)");

@@ -2,24 +2,24 @@
 
 #include <cstdio>
 
+#include "firmware/topology_gen.h"
+
 namespace toroid::rig {
 
 namespace {
 
 constexpr size_t kSocketPathMax = 107;  // sockaddr_un::sun_path minus the NUL
 
-std::string coord_file_part(const Coord& c) {
-  char b[48];
-  snprintf(b, sizeof b, "%u-%u-%u", c.c[0], c.c[1], c.c[2]);
-  return b;
-}
-
 }  // namespace
 
-bool is_rig_driver(const std::string& driver) { return driver == "memif" || driver == "uring"; }
+bool is_rig_driver(const std::string& driver) {
+  return driver == "memif" || driver == "uring" || is_kernel_driver(driver);
+}
+
+bool is_kernel_driver(const std::string& driver) { return driver == "af_xdp" || driver == "af_packet"; }
 
 std::string cable_socket(const std::string& socket_dir, const Coord& c, Dir plus) {
-  return socket_dir + "/" + coord_file_part(c) + "xyz"[dir_dim(plus)] + ".sock";
+  return cable_socket_file(socket_dir, c, plus);
 }
 
 Status check_socket_dir(const std::string& dir, const Dims& dims) {
@@ -71,8 +71,8 @@ Cable cable_at(const Dims& dims, const std::string& socket_dir, const Coord& c, 
 }
 
 Result<std::vector<Personality>> wire_partition(const WiringOptions& opt) {
-  if (!is_rig_driver(opt.driver))
-    return error(Code::kInvalid, "unknown host rig driver '%s' (memif, uring)", opt.driver.c_str());
+  if (opt.driver != "memif" && opt.driver != "uring")
+    return error(Code::kInvalid, "wire_partition: '%s' is not a socket driver (memif, uring)", opt.driver.c_str());
   if (Status st = check_socket_dir(opt.socket_dir, opt.dims); !st) return st;
   std::vector<Personality> out;
   const std::vector<PortSpec> base = default_ports(opt.dims, opt.driver);
@@ -91,6 +91,10 @@ Result<std::vector<Personality>> wire_partition(const WiringOptions& opt) {
       if (opt.driver == "memif") {
         ps.address = std::string("role=") + (server ? "server" : "client") + ",socket=" + k.socket + ",id=0";
         if (opt.memif_bsize) ps.address += ",bsize=" + std::to_string(opt.memif_bsize);
+        // 128 slots a ring, four times a link's window of unacknowledged
+        // frames: the PMD's default 1024 slots of 9 KiB would spread a
+        // link's frames over 9 MiB, far out of cache.
+        ps.address += ",rsize=" + std::to_string(kMemifRingLog2);
       } else {
         ps.address = "path=" + k.socket + ",role=" + (server ? "server" : "client");
       }
@@ -102,18 +106,7 @@ Result<std::vector<Personality>> wire_partition(const WiringOptions& opt) {
 }
 
 std::string personality_text(const Personality& p) {
-  std::string s = "# toroid node personality (written by toroid-rig)\n";
-  s += "dims = " + p.dims.to_string() + "\n";
-  s += "coord = " + p.coord.to_string() + "\n";
-  s += "job = " + p.job + "\n";
-  s += "seed = " + std::to_string(p.seed) + "\n";
-  for (const auto& [k, v] : p.job_args) s += "arg = " + k + " " + v + "\n";
-  for (const auto& ps : p.ports) {
-    s += "port = " + ps.name + " " + dir_name(ps.dir) + " " + ps.driver;
-    if (!ps.address.empty()) s += " " + ps.address;
-    s += "\n";
-  }
-  return s;
+  return toroid::personality_text(p, "toroid node personality (written by toroid-rig)");
 }
 
 Result<Coord> parse_rig_coord(const std::string& s, const Dims& dims) {

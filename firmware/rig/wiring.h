@@ -27,6 +27,9 @@ struct Cable {
   std::string socket;
 };
 
+// log2 of the slots of every memif ring the rig cables (128: four windows).
+constexpr uint32_t kMemifRingLog2 = 7;
+
 struct WiringOptions {
   Dims dims;
   std::string driver = "memif";  // memif | uring
@@ -37,8 +40,10 @@ struct WiringOptions {
   uint32_t memif_bsize = 0;      // memif slot size on every port (9216: 9000-byte frames); 0 the PMD's
 };
 
-// Host rig drivers: "memif", "uring".
+// Host rig drivers: "memif", "uring", and the kernel NIC drivers "af_xdp",
+// "af_packet" (one network namespace per node, veth cables).
 bool is_rig_driver(const std::string& driver);
+bool is_kernel_driver(const std::string& driver);
 // Every socket path must fit sockaddr_un and survive the personality and
 // the driver's spec syntax: absolute, at most 107 bytes with the longest
 // file name of these dims, and no whitespace, ',', '#' or '='.

@@ -1,8 +1,9 @@
 // Link header: the per-hop part of every frame, right after Ethernet.
 // seq/ack/sack/credits serve the reliable link layer (netstack/link.h);
 // `length` counts the bytes after this header; `crc` is CRC32C over this
-// header (with crc = 0), the network header and the payload. All fields
-// big-endian.
+// header (with crc = 0), the network header and the payload, or 0 with
+// kLinkNoCrc set (data and ack frames on a medium that guarantees frame
+// integrity, PortInfo::medium_integrity). All fields big-endian.
 #pragma once
 #include <cstdint>
 
@@ -28,6 +29,8 @@ enum Vc : uint8_t { kVcLow = 0, kVcHigh = 1, kVcAdaptive = 2, kVcPriority = 3 };
 enum LinkFlags : uint8_t {
   kLinkNak = 1,        // the receiver saw a gap: resend what the sack lacks
   kLinkAckReq = 2,     // please answer with an ack at once (probe)
+  kLinkNoCrc = 4,      // no CRC computed (crc = 0): valid only where both ports
+                       // declare medium integrity, and never on a hello
 };
 
 struct __attribute__((packed)) LinkHeader {

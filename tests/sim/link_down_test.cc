@@ -14,7 +14,7 @@ TEST_GROUP(LinkDown){};
 
 TEST(LinkDown, CutMidTransferIsReportedByNodeAndPort) {
   LogCapture log;
-  SimOptions o = options("4x4x2", "traffic", 3, "linkdown=1.1.1:x+@100us");
+  SimOptions o = options("4x4x2", "traffic", 3, "linkdown=1.1.1:x+@40us");
   o.job_args = {{"pattern", "uniform"}, {"messages", "200"}, {"size", "900"}};
   o.job_timeout_ns = 100 * kMs;
   SimRig rig(o);
@@ -40,7 +40,7 @@ TEST(LinkDown, CutMidTransferIsReportedByNodeAndPort) {
   CHECK(log.has("[node 2,1,1] error: node 2,1,1 port port1 (x-): link down"));
   // Detected within the configured time after the cut (plus one maximal
   // retransmission interval for the check to run).
-  const uint64_t cut = 100 * kUs;
+  const uint64_t cut = 40 * kUs;  // the transfer takes about 100 us without the cut
   const uint64_t bound = cut + tuning::kLinkDownSimNs + tuning::kLinkRtoMaxSimNs;
   CHECK(a.done_ns() > cut && a.done_ns() <= bound);
 }

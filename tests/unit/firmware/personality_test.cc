@@ -157,3 +157,41 @@ TEST(Personality, DefaultPortsCoverEveryLink) {
   p.ports = default_ports(p.dims, "sim");
   CHECK(validate(p).is_ok());
 }
+
+TEST(Personality, PartitionIdIsOptionalCheckedAndRoundTrips) {
+  auto r = parse_personality_text(std::string(kGood) + "partition = lab-a.2\n", "p.txt");
+  CHECK_TRUE_TEXT(r.is_ok(), r.status().message().c_str());
+  STRCMP_EQUAL("lab-a.2", r->partition.c_str());
+  STRCMP_EQUAL("partition lab-a.2 dims 2x2x1 coord 1,0,0 job selftest seed 42 ports port0=x+ port1=x- port2=y+ port3=y-",
+               r->describe().c_str());
+  auto back = parse_personality_text(personality_text(r.value(), "round trip"), "back.txt");
+  CHECK_TRUE_TEXT(back.is_ok(), back.status().message().c_str());
+  STRCMP_EQUAL(r->describe().c_str(), back->describe().c_str());
+  CHECK(contains(err(std::string(kGood) + "partition = lab/a\n"), "partition id 'lab/a' holds '/'"));
+  CHECK(contains(err(std::string(kGood) + "partition = " + std::string(33, 'p') + "\n"), "longer than 32"));
+  CHECK(contains(err(std::string(kGood) + "partition =\n"), "p.txt line 10: empty partition id"));
+  auto a = parse_personality_args({"--dims", "2x1x1", "--coord", "0,0,0", "--job", "train", "--partition", "p7",
+                                   "--port", "p0:x+:sim", "--port", "p1:x-:sim"});
+  CHECK_TRUE_TEXT(a.is_ok(), a.status().message().c_str());
+  STRCMP_EQUAL("p7", a->partition.c_str());
+}
+
+TEST(Personality, PortAttributesAreReadInAnyOrderAfterTheAddress) {
+  auto r = parse_personality_text(
+      "dims = 2x1x1\ncoord = 0,0,0\njob = train\n"
+      "port = port0 x+ af_xdp iface=ens1f0,queue=1 numa=1 mtu=1500 cable=A7\n"
+      "port = port1 x- pci cable=A8 0000:3b:00.1\n",
+      "p.txt");
+  CHECK_TRUE_TEXT(r.is_ok(), r.status().message().c_str());
+  STRCMP_EQUAL("iface=ens1f0,queue=1", r->ports[0].address.c_str());
+  UNSIGNED_LONGS_EQUAL(1500, r->ports[0].mtu);
+  LONGS_EQUAL(1, r->ports[0].numa);
+  STRCMP_EQUAL("A7", r->ports[0].cable.c_str());
+  STRCMP_EQUAL("0000:3b:00.1", r->ports[1].address.c_str());
+  LONGS_EQUAL(-1, r->ports[1].numa);
+  UNSIGNED_LONGS_EQUAL(0, r->ports[1].mtu);
+  CHECK(contains(err("dims = 2x1x1\ncoord = 0,0,0\njob = t\nport = p0 x+ sim mtu=20000\nport = p1 x- sim\n"),
+                 "p.txt line 4: port p0: mtu '20000' must be 68..9000"));
+  CHECK(contains(err("dims = 2x1x1\ncoord = 0,0,0\njob = t\nport = p0 x+ pci a b\nport = p1 x- sim\n"),
+                 "port needs 'NAME DIR DRIVER [ADDRESS] [mtu=N] [numa=N] [cable=LABEL]'"));
+}

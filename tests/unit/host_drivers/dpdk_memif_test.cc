@@ -125,6 +125,8 @@ TEST(DpdkMemif, PairProbedAtInitLinksUpAndServerSocketGoesAwayOnClose) {
     MemifPair p = open_pair(env.std_server, pool.get(), env.std_client, pool.get());
     CHECK(p.ok());
     STRCMP_EQUAL("memif", p.server->info().driver.c_str());
+    CHECK_TRUE(p.server->info().medium_integrity);  // shared memory: the link skips its CRC
+    CHECK_TRUE(p.client->info().medium_integrity);
     UNSIGNED_LONGS_EQUAL(1518, p.server->info().max_frame);
     UNSIGNED_LONGS_EQUAL(1518, p.client->info().max_frame);
     STRCMP_EQUAL(("memif:" + env.std_socket + "#0").c_str(), p.server->info().name.c_str());
@@ -466,6 +468,7 @@ TEST(DpdkMemif, AfPacketOverAVethPair) {
     CHECK_TEXT(pb.is_ok(), pb.status().to_string().c_str());
     STRCMP_EQUAL("af_packet", pa.value()->info().driver.c_str());
     UNSIGNED_LONGS_EQUAL(1514, pa.value()->info().max_frame);
+    CHECK_FALSE(pa.value()->info().medium_integrity);  // a wire: the link keeps its CRC
     CHECK(pa.value()->start(kSec).is_ok());
     CHECK(pb.value()->start(kSec).is_ok());
     CHECK(pa.value()->wait_link_up(2 * kSec).is_ok());

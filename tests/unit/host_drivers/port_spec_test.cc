@@ -45,6 +45,21 @@ TEST(PortSpec, AfPacketAndPci) {
   STRCMP_EQUAL("0000:00:05.0", q->pci_addr.c_str());
 }
 
+TEST(PortSpec, AfXdpQueueAndFallback) {
+  auto a = parse_dpdk_port_spec("af_xdp:iface=t0.0.0x+");
+  CHECK_TEXT(a.is_ok(), a.status().to_string().c_str());
+  CHECK(a->kind == DpdkPortKind::kAfXdp);
+  STRCMP_EQUAL("net_af_xdp", a->vdev_driver());
+  STRCMP_EQUAL("af_xdp", a->driver_name());
+  STRCMP_EQUAL("iface=t0.0.0x+,start_queue=0,queue_count=1", a->devargs().c_str());
+  CHECK(a->fallback);
+  auto b = parse_dpdk_port_spec("af_xdp:iface=ens1f0,queue=3,fallback=none");
+  CHECK_TEXT(b.is_ok(), b.status().to_string().c_str());
+  UNSIGNED_LONGS_EQUAL(3, b->queue);
+  CHECK_FALSE(b->fallback);
+  STRCMP_EQUAL("iface=ens1f0,start_queue=3,queue_count=1", b->devargs().c_str());
+}
+
 TEST(PortSpec, BadSpecsNameTheProblem) {
   const char* bad[] = {"memif",
                        "memif:socket=/x.sock,id=0",
@@ -58,7 +73,12 @@ TEST(PortSpec, BadSpecsNameTheProblem) {
                        "af_packet:iface=",
                        "pci:0000:00:04",
                        "pci:zz:00.0",
-                       "vhost:iface=x"};
+                       "vhost:iface=x",
+                       "af_xdp:queue=1",
+                       "af_xdp:iface=eth0,queue=x",
+                       "af_xdp:iface=eth0,fallback=maybe",
+                       "af_xdp:iface=eth/0",
+                       "af_packet:iface=eth0,queue=1"};
   for (const char* b : bad) {
     auto s = parse_dpdk_port_spec(b);
     CHECK_TEXT(!s.is_ok(), b);

@@ -83,6 +83,7 @@ TEST(UringPort, EveryFrameSizeArrivesIntactInOrderAndCounted) {
   CHECK(p.a && p.b);
   STRCMP_EQUAL("uring", p.a->info().driver.c_str());
   UNSIGNED_LONGS_EQUAL(kUringMaxFrame, p.a->info().max_frame);
+  CHECK_TRUE(p.a->info().medium_integrity);  // a unix socket: the link skips its CRC
   CHECK(p.a->link_state() == LinkState::kUp);
   CHECK(p.a->multishot());
 
@@ -306,6 +307,8 @@ TEST(UringPort, ServerAndClientOverAPath) {
   st = server.value()->start(2 * kSec);
   CHECK_TEXT(st.is_ok(), st.to_string().c_str());
   STRCMP_EQUAL(("uring:" + path).c_str(), server.value()->info().name.c_str());
+  CHECK_TRUE(server.value()->info().medium_integrity);
+  CHECK_TRUE(client.value()->info().medium_integrity);
 
   Flow f;
   f.tx = client.value().get();
@@ -392,6 +395,7 @@ TEST(UringPort, AfPacketOverAVethPair) {
     auto pb = UringPort::open(cfg);
     CHECK_TEXT(pb.is_ok(), pb.status().to_string().c_str());
     UNSIGNED_LONGS_EQUAL(1514, pa.value()->info().max_frame);  // veth MTU 1500 + Ethernet header
+    CHECK_FALSE(pa.value()->info().medium_integrity);          // a wire: the link keeps its CRC
     CHECK(pa.value()->start(kSec).is_ok());
     CHECK(pb.value()->start(kSec).is_ok());
     // veth carrier comes up a moment after "ip link set up".

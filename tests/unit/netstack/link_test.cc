@@ -23,7 +23,8 @@ using wire::FrameType;
 namespace {
 
 uint64_t rejects(const LinkCounters& c) {
-  return c.rx_short + c.rx_bad_ethertype + c.rx_bad_version + c.rx_bad_type + c.rx_bad_length + c.rx_crc_errors;
+  return c.rx_short + c.rx_bad_ethertype + c.rx_bad_version + c.rx_bad_type + c.rx_bad_length + c.rx_crc_errors +
+         c.rx_no_crc_refused;
 }
 
 // Body of frame `seq`: its seq in the first four bytes (when it fits), then test bytes.
@@ -295,6 +296,12 @@ TEST(Link, ValidateRejectsEachMalformedKindAndCountsIt) {
       {"crc zero", &LinkCounters::rx_crc_errors, [](Packet* p) { lh_of(p)->crc.set(0); }},
       {"seq without reseal", &LinkCounters::rx_crc_errors, [](Packet* p) { lh_of(p)->seq.set(7); }},
       {"type without reseal", &LinkCounters::rx_crc_errors, [](Packet* p) { lh_of(p)->type = 2; }},
+      // A sim port does not declare medium integrity: a frame without a CRC
+      // is refused, whatever its crc field holds.
+      {"no-crc flag, crc 0", &LinkCounters::rx_no_crc_refused,
+       [](Packet* p) { lh_of(p)->flags |= wire::kLinkNoCrc; lh_of(p)->crc.set(0); }},
+      {"no-crc flag, resealed", &LinkCounters::rx_no_crc_refused,
+       [](Packet* p) { lh_of(p)->flags |= wire::kLinkNoCrc; reseal(p); }},
       {"type 0", &LinkCounters::rx_bad_type, [](Packet* p) { lh_of(p)->type = 0; reseal(p); }},
       {"type max + 1", &LinkCounters::rx_bad_type, [](Packet* p) { lh_of(p)->type = wire::kMaxFrameType + 1; reseal(p); }},
       {"type 255", &LinkCounters::rx_bad_type, [](Packet* p) { lh_of(p)->type = 255; reseal(p); }},
@@ -314,6 +321,7 @@ TEST(Link, ValidateRejectsEachMalformedKindAndCountsIt) {
   UNSIGNED_LONGLONGS_EQUAL(3, k.rx_bad_version);
   UNSIGNED_LONGLONGS_EQUAL(6, k.rx_bad_length);
   UNSIGNED_LONGLONGS_EQUAL(6, k.rx_crc_errors);
+  UNSIGNED_LONGLONGS_EQUAL(2, k.rx_no_crc_refused);
   UNSIGNED_LONGLONGS_EQUAL(3, k.rx_bad_type);
   UNSIGNED_LONGLONGS_EQUAL(0, k.rx_frames);
   CHECK(ca.frames.empty());
@@ -321,7 +329,8 @@ TEST(Link, ValidateRejectsEachMalformedKindAndCountsIt) {
 
 // Every single-bit error in a frame lands where the field it hits says:
 // MACs are not covered (and not used), EtherType/version/length have their
-// own checks, and everything else the CRC catches.
+// own checks, the kLinkNoCrc bit is refused on this port (no medium
+// integrity), and everything else the CRC catches.
 TEST(Link, EverySingleBitFlipIsClassified) {
   Link& l = rig->add_link(0, pa, &ca);
   const auto body = seq_body(2, 40);
@@ -336,6 +345,7 @@ TEST(Link, EverySingleBitFlipIsClassified) {
     else if (byte < 14) want = &LinkCounters::rx_bad_ethertype;
     else if (byte == 14) want = &LinkCounters::rx_bad_version;
     else if (byte == 38 || byte == 39) want = &LinkCounters::rx_bad_length;
+    else if (byte == 16 && (1u << (bit % 8)) == wire::kLinkNoCrc) want = &LinkCounters::rx_no_crc_refused;
     const LinkCounters before = l.counters();
     FrameType t{};
     std::vector<uint8_t> out;
@@ -354,8 +364,37 @@ TEST(Link, EverySingleBitFlipIsClassified) {
   UNSIGNED_LONGLONGS_EQUAL(16, l.counters().rx_bad_ethertype);
   UNSIGNED_LONGLONGS_EQUAL(8, l.counters().rx_bad_version);
   UNSIGNED_LONGLONGS_EQUAL(16, l.counters().rx_bad_length);
-  UNSIGNED_LONGLONGS_EQUAL((frame_len - 12 - 2 - 1 - 2) * 8, l.counters().rx_crc_errors);
+  UNSIGNED_LONGLONGS_EQUAL(1, l.counters().rx_no_crc_refused);
+  UNSIGNED_LONGLONGS_EQUAL((frame_len - 12 - 2 - 1 - 2) * 8 - 1, l.counters().rx_crc_errors);
   UNSIGNED_LONGLONGS_EQUAL(0, l.counters().rx_bad_type);
+}
+
+// A sim port does not declare medium integrity (it corrupts on purpose):
+// data and acks leave with a CRC that checks and without kLinkNoCrc.
+TEST(Link, OnAPortWithoutIntegrityDataAndAcksCarryTheirCrc) {
+  CHECK_FALSE(pa->info().medium_integrity);
+  Link& la = rig->add_link(0, pa, &ca);
+  rig->freeze(b);  // b's frames stay on its port
+  // A data frame from the peer: la answers it with a bare ack.
+  Packet* in = build_frame(rig->pool(b), static_cast<uint8_t>(FrameType::kData), seq_body(7, 30));
+  UNSIGNED_LONGS_EQUAL(1, pb->tx_burst(&in, 1));
+  rig->run_for(3 * kUs);
+  for (uint32_t i = 0; i < 3; ++i) CHECK(la.send(0, packet_with(rig->pool(a), seq_body(i, 100 + 400 * i))));
+  rig->run_for(3 * kUs);
+  uint32_t data = 0, acks = 0;
+  Packet* f;
+  while (pb->rx_burst(&f, 1) == 1) {
+    const wire::LinkHeader* lh = lh_of(f);
+    CHECK_EQUAL(0, lh->flags & wire::kLinkNoCrc);
+    std::vector<uint8_t> covered(f->data() + sizeof(wire::EthHeader), f->data() + f->len);
+    for (int i = 28; i < 32; ++i) covered.at(i) = 0;
+    UNSIGNED_LONGS_EQUAL(ref_crc32c(covered.data(), covered.size()), lh->crc.get());
+    data += lh->type == static_cast<uint8_t>(FrameType::kData);
+    acks += lh->type == static_cast<uint8_t>(FrameType::kAck);
+    f->free();
+  }
+  CHECK(data >= 3);
+  CHECK(acks >= 1);
 }
 
 TEST(Link, MalformedFramesFromTheWireAreDroppedAndCounted) {
@@ -382,6 +421,7 @@ TEST(Link, MalformedFramesFromTheWireAreDroppedAndCounted) {
       bad([](Packet* p) { p->data()[kOverhead + 3] ^= 0x01; }),
       bad([](Packet* p) { lh_of(p)->type = 0; reseal(p); }),
       bad([](Packet* p) { lh_of(p)->type = wire::kMaxFrameType + 1; reseal(p); }),
+      bad([](Packet* p) { lh_of(p)->flags |= wire::kLinkNoCrc; lh_of(p)->crc.set(0); }),
       good(3),
   };
   // The raw port, not a Link: these frames go out exactly as built.
@@ -408,6 +448,7 @@ TEST(Link, MalformedFramesFromTheWireAreDroppedAndCounted) {
   UNSIGNED_LONGLONGS_EQUAL(1, k.rx_bad_length);
   UNSIGNED_LONGLONGS_EQUAL(1, k.rx_crc_errors);
   UNSIGNED_LONGLONGS_EQUAL(2, k.rx_bad_type);
+  UNSIGNED_LONGLONGS_EQUAL(1, k.rx_no_crc_refused);
 }
 
 // With a bit flipped in every frame, the client still sees only intact bodies
