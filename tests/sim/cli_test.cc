@@ -193,6 +193,7 @@ TEST(SimCli, ThreadsLinkModelAndScalingOptionsAreChecked) {
       {"--dims 2x2x2 --job train --json x.json", "--json is an option of --job scaling"},
       {"--dims 2x2x2,4x0x1 --job scaling", "--dims '4x0x1'"},
       {"--dims 2x2x2 --job train --threads 2 --link-latency 0ns", "needs a link latency of at least 1 ns"},
+      {"--dims 2x2x2 --job train --threads 2 --pcap cap-refused", "--pcap runs on one scheduler thread"},
   };
   for (const auto& c : cases) {
     const Out o = sim(c.args);
