@@ -202,7 +202,8 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   std::string algo_name_;
   std::array<std::string, kCollKinds> env_algo_;  // TOROID_ALGO_<KIND>, read when the communicator is made
   std::array<Choice, kCollKinds> choice_;
-  const AlgoInfo* exact_inner_ = nullptr;          // the inner algorithm of algo_ in exact mode
+  const AlgoInfo* exact_inner_ = nullptr;          // the inner algorithm of the exact sum (algo_ or parked)
+  std::unique_ptr<CollAlgo> exact_parked_;         // the exact sum while other operations run
   Status result_;
   Status link_down_;
   Timer deadline_;
