@@ -291,12 +291,16 @@ Status Comm::start(const CollArgs& args_in, std::string_view algo) {
   // The algorithm objects are reused between operations of the same
   // algorithm (their buffers and plans with them); names are assigned into
   // the same string: steady state allocates nothing here.
-  // An exact sum's object is parked, not dropped, while other operations
-  // (a barrier between two sums, say) run: its operand buffers are several
-  // times the user's data, and allocating and faulting them in again would
-  // cost more than the sum.
+  // An exact sum and a plain operation each keep their object: the one not
+  // running waits in parked_ (the exact sum's operand buffers are several
+  // times the user's data; a barrier between two sums, as a benchmark runs
+  // them, would otherwise make both objects and those buffers anew each
+  // time). algo_info_ is null for an exact sum's object.
+  if (algo_ && (algo_info_ == nullptr) != exact) {
+    std::swap(algo_, parked_);
+    std::swap(algo_info_, parked_info_);
+  }
   if (exact) {
-    if (algo_info_ != nullptr) algo_ = std::move(exact_parked_);  // back from another operation
     if (exact_inner_ != info || !algo_) {
       algo_ = make_exact_sum(*info);
       if (!algo_) return error(Code::kUnsupported, "%s: exact mode is not available", kind);
@@ -306,7 +310,6 @@ Status Comm::start(const CollArgs& args_in, std::string_view algo) {
     algo_name_.append(" (exact)");
     algo_info_ = nullptr;
   } else {
-    if (algo_info_ == nullptr && algo_ && exact_inner_) exact_parked_ = std::move(algo_);
     if (algo_info_ != info || !algo_) algo_ = info->make();
     algo_name_.assign(info->name);
     algo_info_ = info;

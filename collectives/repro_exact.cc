@@ -30,8 +30,11 @@ Status ExactSum::start(Comm& comm, const CollArgs& args) {
     return Status::ok();
   }
   if (!args.input() || !args.recv) return error(Code::kInvalid, "allreduce %s (exact): null buffer", inner_info_.name);
-  if (!inner_) inner_ = inner_info_.make();
-  if (!inner_) return error(Code::kInternal, "allreduce %s (exact): no algorithm object", inner_info_.name);
+  for (auto& p : passes_) {
+    if (!p) p = inner_info_.make();
+    if (!p) return error(Code::kInternal, "allreduce %s (exact): no algorithm object", inner_info_.name);
+  }
+  inner_ = passes_[0].get();
   const arith::TreePass p1 = arith::float_sum_pass1(n_);
   p1_.resize(p1.bytes());
   if (args.dtype == DType::kDouble) {
@@ -75,6 +78,7 @@ Status ExactSum::after_pass1() {
   a2_.recv = p2_.data();
   comm_->advance_tag();
   pass_ = 2;
+  inner_ = passes_[1].get();
   return inner_->start(*comm_, a2_);
 }
 

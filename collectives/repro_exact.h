@@ -11,15 +11,18 @@
 //           exponent, a flag for -0 and for Inf/NaN).
 //   plan    float_sum_plan, from the pass-1 result alone: identical on every
 //           node.
-//   pass 2  comm.advance_tag(), then the inner allreduce again (the same
-//           object restarted) over float_sum_pass2_encode's operands with
+//   pass 2  comm.advance_tag(), then the inner allreduce again (a second
+//           object of the same algorithm) over float_sum_pass2_encode's
+//           operands with
 //           make_alu_reducer(ADD, unsigned, plan.width): exact integer sums
 //           of each value's fixed-point window. Skipped when every input is
 //           +0.
 //   decode  float_sum_decode: one rounding, to nearest even.
 //
-// Both passes sum in place in this object's buffers, which it keeps between
-// operations (the communicator parks it while others run).
+// Both passes sum in place in this object's buffers, each with its own
+// inner algorithm object (so each keeps its plan for its own shape), all
+// kept between operations (the communicator parks this object while others
+// run): steady state allocates nothing.
 // Cost: the inner algorithm's cost for 0.19 bytes per value, then for about
 // (block exponent spread + 54 + log2 N) / 8 bytes per value (for doubles
 // within 40 binades of each other on 8 nodes 12 bytes; the model is in
@@ -53,7 +56,7 @@ class ExactSum final : public CollAlgo {
   int pass() const { return pass_; }
   const arith::FloatSumPlan& plan() const { return plan_; }
   const CollArgs& pass_args(int pass) const { return pass == 1 ? a1_ : a2_; }
-  const CollAlgo* inner() const { return inner_.get(); }
+  const CollAlgo* inner() const { return inner_; }
 
  private:
   template <typename F>
@@ -63,7 +66,8 @@ class ExactSum final : public CollAlgo {
   void end(Status st);
 
   const AlgoInfo& inner_info_;
-  std::unique_ptr<CollAlgo> inner_;
+  std::unique_ptr<CollAlgo> passes_[2];  // one inner object per pass: each keeps its own plan
+  CollAlgo* inner_ = nullptr;            // the running pass's
   Comm* comm_ = nullptr;
   CollArgs args_, a1_, a2_;
   uint32_t n_ = 0;
