@@ -7,8 +7,6 @@
 // re-ordered behind later operations), sometimes anything.
 // Checked: every operation ends by its deadline, buffers are only touched
 // inside their bounds (AddressSanitizer), and no packet leaks.
-#include "fuzz_input.h"
-
 #include <cstdint>
 #include <vector>
 
@@ -16,10 +14,8 @@
 #include "collectives/coll_wire.h"
 #include "collectives/comm.h"
 #include "fuzz_node.h"
-#include "netstack/classroute.h"
+#include "fuzz_tree.h"
 #include "netstack/p2p.h"
-#include "netstack/tree/barrier.h"
-#include "netstack/tree/combine.h"
 
 using namespace toroid;
 using namespace toroid::fuzz;
@@ -40,34 +36,18 @@ constexpr Algo kAlgos[] = {
 };
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   const Dims dims = fuzz_dims(in.ConsumeIntegral<uint8_t>());
-  Coord me;
-  for (int i = 0; i < kDims; ++i) me.c[i] = in.ConsumeIntegralInRange<uint32_t>(0, dims.n[i] - 1);
+  const Coord me = read_coord(in, dims);
   FuzzNode node(dims, me);
   NetStack& net = node.net();
   {
     Logger log("fuzz");
     Messenger msgr(net);
     // The world tree, as a node sets it up (torus-tree reduces over it).
-    CombineEngine combine(net, node.loop(), kTimeout);
-    BarrierNet barrier(net, node.loop(), kTimeout);
-    net.set_handler(wire::PacketType::kTree, &combine);
-    net.set_handler(wire::PacketType::kBarrier, &barrier);
-    net.add_link_down_listener(&combine);
-    net.add_link_down_listener(&barrier);
-    node.loop().add_poller(&combine);
-    node.loop().add_poller(&barrier);
-    const ClassRoute world = make_tree_route(dims, coord_of(0, dims));
-    if (!combine.add_tree(tuning::kTreeClassWorld, world).is_ok() ||
-        !barrier.set_tree(tuning::kTreeClassWorld, world).is_ok())
-      violated("the world tree was refused");
+    TreeEngines tree(node, make_tree_route(dims, coord_of(0, dims)), tuning::kTreeClassWorld,
+                     tuning::kTreeClassWorld, kTimeout);
     Comm comm(net, msgr, node.loop(), log, kContext, kTimeout);
     net.set_handler(wire::PacketType::kP2P, &msgr);
     net.set_handler(wire::PacketType::kCollective, &comm);
@@ -75,8 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     net.add_link_down_listener(&comm);
     node.loop().add_poller(&comm);
     node.loop().add_poller(&msgr);
-    comm.set_tree(&combine, tuning::kTreeClassWorld);
-    comm.set_barrier(&barrier, tuning::kBarrierChannelWorld);
+    comm.set_tree(&tree.combine, tuning::kTreeClassWorld);
+    comm.set_barrier(&tree.barrier, tuning::kBarrierChannelWorld);
 
     const Algo& algo = kAlgos[in.ConsumeIntegralInRange<size_t>(0, std::size(kAlgos) - 1)];
     // Exactly count elements: AddressSanitizer sees a write past them.
@@ -111,13 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           const bool wild = what & 0x80;
           Coord src = neighbour(me, from, dims);
           if (what & 0x40) src = coord_of(in.ConsumeIntegralInRange<uint32_t>(0, dims.nodes() - 1), dims);
-          body.assign(sizeof(wire::TorusHeader) + sizeof(wire::CollHeader), 0);
-          auto* th = reinterpret_cast<wire::TorusHeader*>(body.data());
-          for (int i = 0; i < kDims; ++i) {
-            th->dst[i] = static_cast<uint8_t>(me.c[i]);
-            th->src[i] = static_cast<uint8_t>(src.c[i]);
-          }
-          th->type = static_cast<uint8_t>(wire::PacketType::kCollective);
+          wire::TorusHeader* th = start_body(body, sizeof(wire::CollHeader), me, src, wire::PacketType::kCollective);
           th->flags = (what & 0x20) ? wire::kTorusDeposit : 0;
           th->context.set(wild ? in.ConsumeIntegral<uint16_t>() : kContext);
           const auto rel = in.ConsumeIntegralInRange<int8_t>(-1, 2);
@@ -156,8 +130,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     msgr.cancel_sends();
     node.loop().remove_poller(&comm);
     node.loop().remove_poller(&msgr);
-    node.loop().remove_poller(&combine);
-    node.loop().remove_poller(&barrier);
   }
   node.teardown();
   return 0;

@@ -33,7 +33,9 @@
 #include "netstack/wire/eth.h"
 #include "netstack/wire/link_header.h"
 #include "netstack/wire/torus_header.h"
+#include "fuzz_input.h"
 #include "fuzz_text.h"
+#include "../unit/netstack/net_rig.h"
 
 namespace toroid::fuzz {
 
@@ -164,14 +166,8 @@ class FuzzPort final : public Port {
   bool owed_ = false;
 };
 
-inline LinkConfig fuzz_link_config() {
-  LinkConfig c;  // virtual time: the sim's timing
-  c.rto_ns = tuning::kLinkRtoSimNs;
-  c.rto_max_ns = tuning::kLinkRtoMaxSimNs;
-  c.ack_delay_ns = tuning::kLinkAckDelaySimNs;
-  c.down_after_ns = tuning::kLinkDownSimNs;
-  return c;
-}
+// Virtual time: the sim's link timing.
+inline LinkConfig fuzz_link_config() { return nettest::sim_link_config(); }
 
 // One node: a port per direction that has a link (port i = the i-th such
 // direction in x+ x- y+ y- z+ z- order), a NetStack over them, its loop on
@@ -264,6 +260,27 @@ class FuzzNode {
   FuzzPort* port_of_dir_[kNumDirs] = {};
   std::unique_ptr<NetStack> net_;
 };
+
+// A coordinate inside dims, from the input.
+inline Coord read_coord(Input& in, const Dims& dims) {
+  Coord c;
+  for (int i = 0; i < kDims; ++i) c.c[i] = in.ConsumeIntegralInRange<uint32_t>(0, dims.n[i] - 1);
+  return c;
+}
+
+// body = a zeroed torus header (dst, src, type set) and `extra` zero bytes;
+// returns the header.
+inline wire::TorusHeader* start_body(std::vector<uint8_t>& body, size_t extra, const Coord& dst, const Coord& src,
+                                     wire::PacketType type) {
+  body.assign(sizeof(wire::TorusHeader) + extra, 0);
+  auto* th = reinterpret_cast<wire::TorusHeader*>(body.data());
+  for (int i = 0; i < kDims; ++i) {
+    th->dst[i] = static_cast<uint8_t>(dst.c[i]);
+    th->src[i] = static_cast<uint8_t>(src.c[i]);
+  }
+  th->type = static_cast<uint8_t>(type);
+  return th;
+}
 
 // Small partitions the binary targets pick from (the first input byte):
 // rings, a 2-node dimension (both cables to one neighbour), a full torus.

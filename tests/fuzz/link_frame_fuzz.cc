@@ -13,8 +13,6 @@
 // more data delivered than valid frames received, never more buffers held
 // per VC than its credits, link-down reported once with an error, and no
 // packet leaks.
-#include "fuzz_input.h"
-
 #include <cstdint>
 #include <vector>
 

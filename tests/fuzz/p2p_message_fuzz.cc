@@ -10,8 +10,6 @@
 // Checked: a receive completes at most once, with its length within the
 // size the wire allows and its bytes written only inside its buffer
 // (AddressSanitizer), counters consistent, and no packet leaks.
-#include "fuzz_input.h"
-
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -46,16 +44,10 @@ struct Slot {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   const Dims dims = fuzz_dims(in.ConsumeIntegral<uint8_t>());
-  Coord me;
-  for (int i = 0; i < kDims; ++i) me.c[i] = in.ConsumeIntegralInRange<uint32_t>(0, dims.n[i] - 1);
+  const Coord me = read_coord(in, dims);
   FuzzNode node(dims, me);
   NetStack& net = node.net();
   const uint8_t conf = in.ConsumeIntegral<uint8_t>();
@@ -110,13 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             n = total - off < seg ? total - off : seg;
           }
           mh.offset.set(off);
-          body.assign(kMsgHeaders + n, 0);
-          auto* th = reinterpret_cast<wire::TorusHeader*>(body.data());
-          for (int i = 0; i < kDims; ++i) {
-            th->dst[i] = static_cast<uint8_t>(me.c[i]);
-            th->src[i] = static_cast<uint8_t>(sc.c[i]);
-          }
-          th->type = static_cast<uint8_t>(wire::PacketType::kP2P);
+          wire::TorusHeader* th = start_body(body, sizeof(wire::MsgHeader) + n, me, sc, wire::PacketType::kP2P);
           th->context.set(context);
           th->tag.set(seq);
           std::memcpy(body.data() + sizeof(wire::TorusHeader), &mh, sizeof mh);

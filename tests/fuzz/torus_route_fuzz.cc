@@ -8,8 +8,6 @@
 // Checked: every packet handed to a handler has a whole header naming
 // coordinates inside the partition and the handler's type, and no packet
 // leaks.
-#include "fuzz_input.h"
-
 #include <cstdint>
 #include <vector>
 
@@ -41,16 +39,10 @@ class Sink final : public PacketHandler {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   const Dims dims = fuzz_dims(in.ConsumeIntegral<uint8_t>());
-  Coord me;
-  for (int i = 0; i < kDims; ++i) me.c[i] = in.ConsumeIntegralInRange<uint32_t>(0, dims.n[i] - 1);
+  const Coord me = read_coord(in, dims);
   FuzzNode node(dims, me, in.ConsumeBool());
   NetStack& net = node.net();
   {

@@ -7,15 +7,10 @@
 // get folded, turned around and fanned out), sometimes anything.
 // Checked: operations end (ok, failed or at their deadline), every buffer
 // access stays in bounds (AddressSanitizer), and no packet leaks.
-#include "fuzz_input.h"
-
 #include <cstdint>
 #include <vector>
 
-#include "fuzz_node.h"
-#include "netstack/classroute.h"
-#include "netstack/tree/barrier.h"
-#include "netstack/tree/combine.h"
+#include "fuzz_tree.h"
 #include "netstack/tree/tree_wire.h"
 
 using namespace toroid;
@@ -28,31 +23,17 @@ constexpr uint64_t kTimeout = 5 * kMs;
 constexpr uint32_t kWidths[] = {1, 2, 4, 8, 16, 32, 12};
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   const Dims dims = fuzz_dims(in.ConsumeIntegral<uint8_t>());
-  Coord me, root;
-  for (int i = 0; i < kDims; ++i) me.c[i] = in.ConsumeIntegralInRange<uint32_t>(0, dims.n[i] - 1);
-  for (int i = 0; i < kDims; ++i) root.c[i] = in.ConsumeIntegralInRange<uint32_t>(0, dims.n[i] - 1);
+  const Coord me = read_coord(in, dims);
+  const Coord root = read_coord(in, dims);
   FuzzNode node(dims, me);
   NetStack& net = node.net();
   {
-    const ClassRoute tree = make_tree_route(dims, root);
-    CombineEngine combine(net, node.loop(), kTimeout);
-    BarrierNet barrier(net, node.loop(), kTimeout);
-    net.set_handler(wire::PacketType::kTree, &combine);
-    net.set_handler(wire::PacketType::kBarrier, &barrier);
-    net.add_link_down_listener(&combine);
-    net.add_link_down_listener(&barrier);
-    node.loop().add_poller(&combine);
-    node.loop().add_poller(&barrier);
-    if (!combine.add_tree(kTreeClass, tree).is_ok()) violated("add_tree refused a generated tree");
-    if (!barrier.set_tree(kBarrierClass, tree).is_ok()) violated("set_tree refused a generated tree");
+    TreeEngines engines(node, make_tree_route(dims, root), kTreeClass, kBarrierClass, kTimeout);
+    CombineEngine& combine = engines.combine;
+    BarrierNet& barrier = engines.barrier;
 
     const auto op = static_cast<AluOp>(in.ConsumeIntegralInRange<uint8_t>(1, 6));
     const auto type = static_cast<AluType>(in.ConsumeIntegralInRange<uint8_t>(1, 2));
@@ -91,13 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           const uint16_t n = (what & 0x20) ? in.ConsumeIntegral<uint16_t>() : in.ConsumeIntegralInRange<uint16_t>(0, 64);
           h.count.set(n);
           uint32_t payload = (what & 0x10) ? in.ConsumeIntegralInRange<uint32_t>(0, 1024) : n * width;
-          body.assign(sizeof(wire::TorusHeader) + sizeof h, 0);
-          auto* th = reinterpret_cast<wire::TorusHeader*>(body.data());
-          for (int i = 0; i < kDims; ++i) {
-            th->dst[i] = static_cast<uint8_t>(me.c[i]);
-            th->src[i] = static_cast<uint8_t>(nb.c[i]);
-          }
-          th->type = static_cast<uint8_t>(wire::PacketType::kTree);
+          start_body(body, sizeof h, me, nb, wire::PacketType::kTree);
           std::memcpy(body.data() + sizeof(wire::TorusHeader), &h, sizeof h);
           const std::vector<uint8_t> bytes = in.ConsumeBytes<uint8_t>(payload);
           body.insert(body.end(), bytes.begin(), bytes.end());
@@ -116,13 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           h.mode = in.ConsumeIntegralInRange<uint8_t>(0, 2);
           h.flags = in.ConsumeIntegralInRange<uint8_t>(0, 3);
           h.epoch.set((what & 0x40) ? in.ConsumeIntegral<uint32_t>() : in.ConsumeIntegralInRange<uint32_t>(0, 3));
-          body.assign(sizeof(wire::TorusHeader) + sizeof h, 0);
-          auto* th = reinterpret_cast<wire::TorusHeader*>(body.data());
-          for (int i = 0; i < kDims; ++i) {
-            th->dst[i] = static_cast<uint8_t>(me.c[i]);
-            th->src[i] = static_cast<uint8_t>(nb.c[i]);
-          }
-          th->type = static_cast<uint8_t>(wire::PacketType::kBarrier);
+          start_body(body, sizeof h, me, nb, wire::PacketType::kBarrier);
           std::memcpy(body.data() + sizeof(wire::TorusHeader), &h, sizeof h);
           if (what & 0x20) body.resize(in.ConsumeIntegralInRange<size_t>(0, body.size() + 4));
           node.deliver(static_cast<size_t>(net.port_of(from)), wire::kVcPriority, body.data(),
@@ -149,8 +118,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     node.run(256);
     Status st;
     if (started && !combine.test(kTreeClass, &st)) violated("a combine operation outlived its deadline");
-    node.loop().remove_poller(&combine);
-    node.loop().remove_poller(&barrier);
   }
   node.teardown();
   return 0;
