@@ -2,13 +2,17 @@
 // flags (the two share one parser), and its text form read back.
 // Input: first byte picks the form; the rest is the file, or the flags
 // separated by NUL bytes (argv as the kernel hands it over).
-// Checked: whatever parses and validates is written out by
-// personality_text() and reads back to the same personality (describe()
-// equal, ports equal); an error always carries a message.
+// Checked: flags that parse say what was read: the last --job, --partition
+// and --arg KEY=VALUE are the personality's (blanks around them aside),
+// and there are as many ports as --port flags; whatever parses and
+// validates is written out by personality_text() and reads back to the same
+// personality (describe() equal, ports equal); an error carries a message.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "base/text.h"
 #include "firmware/personality.h"
 #include "fuzz_text.h"
 
@@ -19,8 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   Result<Personality> r = Personality{};
+  std::vector<std::string> args;
   if (data[0] & 1) {
-    std::vector<std::string> args = split_nul(rest);
+    args = split_nul(rest);
     // --personality FILE reads a file: not the bytes under test (and the
     // fuzzer could name a device that blocks).
     for (const std::string& a : args)
@@ -34,6 +39,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const Personality& p = r.value();
+  // What the flags said (the last of each wins), against what was read.
+  size_t port_flags = 0;
+  std::string job, partition;
+  std::map<std::string, std::string> job_args;
+  bool args_known = true;  // "--arg K V" (no '=') is split at the blank: not modelled here
+  for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    const std::string& v = args[i + 1];
+    if (args[i] == "--port") ++port_flags;
+    if (args[i] == "--job") job = trim(v);
+    if (args[i] == "--partition") partition = trim(v);
+    if (args[i] == "--arg" && v.find('=') == std::string::npos) args_known = false;
+    if (args[i] == "--arg") job_args[trim(v.substr(0, v.find('=')))] = trim(v.substr(v.find('=') + 1));
+  }
+  if (!args.empty()) {
+    if (!job.empty() && p.job != job) violated("the last --job is not the job read");
+    if (!partition.empty() && p.partition != partition) violated("the last --partition is not the partition read");
+    if (p.ports.size() != port_flags) violated("not as many ports as --port flags");
+    if (args_known && p.job_args != job_args) violated("the --arg flags are not the job arguments read");
+  }
   if (!validate(p).is_ok()) return 0;
   const std::string text = personality_text(p, "fuzz");
   auto back = parse_personality_text(text, "written");
