@@ -197,6 +197,7 @@ void Messenger::take_data(uint32_t src, Packet* p) {
     // the messages this one makes matchable meet the posted receives (a
     // receive that takes it writes the frame out at once).
     m = new_msg(src, pr, seq, ctx, tag, total);
+    m->sync = (mh->flags & wire::kMsgFlagSync) != 0;
     hold(m, pr, p, n);
     const uint32_t before = pr.contig;
     mark_seen(pr, seq);
@@ -361,6 +362,7 @@ void Messenger::bind(RecvReq* r, InMsg* m) {
   r->msg_tag_ = m->tag;
   r->length_ = m->total;
   m->req = r;
+  if (m->sync) ack_match(m);
   if (m->total > r->cap) ++ctr_.truncated;
   if (m->spilled) {
     if (m->got == m->total) apply_spill(m);
