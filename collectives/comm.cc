@@ -240,6 +240,12 @@ Status Comm::launch(const CollArgs& a, CollAlgo* algo) {
   return Status::ok();
 }
 
+void Comm::fail_op(Status st) {
+  if (!active_) return;
+  if (cur_) cur_->abort();
+  finish(std::move(st));
+}
+
 void Comm::finish(Status st) {
   loop_.timers().cancel(deadline_);
   active_ = false;

@@ -131,6 +131,10 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   // Drive the event loop until the operation finishes (bounded by its deadline).
   Status wait();
   Status run(const CollArgs& args, std::string_view algo = {});  // start + wait
+  // Ends the operation in flight with st (another member reported that it
+  // failed there): its algorithm drops what it holds; later operations run
+  // as usual.
+  void fail_op(Status st);
   // Runs the caller's algorithm object as this communicator's next operation
   // (its tag, deadline and link-down handling, as start() does): operations
   // the registry has no kind for (the MPI library's vector collectives).

@@ -94,11 +94,16 @@ int check_info(MPI_Info i) {
 
 void empty_status(MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = MPI_PROC_NULL;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
   st->MPI_TAG = MPI_ANY_TAG;
   st->MPI_ERROR = MPI_SUCCESS;
   st->toroid_cancelled = 0;
   st->toroid_bytes = 0;
+}
+
+void proc_null_status(MPI_Status* st) {
+  empty_status(st);
+  if (st != MPI_STATUS_IGNORE) st->MPI_SOURCE = MPI_PROC_NULL;
 }
 
 }  // namespace toroid::mpi

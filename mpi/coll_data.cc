@@ -251,20 +251,20 @@ int need_request(MPI_Comm comm, MPI_Request* request) {
 using namespace toroid;
 using namespace toroid::mpi;
 
-#define TOROID_DATA(Name, kind, nb)                                                                                   \
+#define TOROID_DATA(Name, IName, kind, nb)                                                                                   \
   TOROID_MPI_API(int, Name, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, \
                              MPI_Datatype recvtype, MPI_Comm comm)) {                                               \
     MPI_ENTER("MPI_" #Name);                                                                                        \
     return data("MPI_" #Name, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, comm, nullptr); \
   }                                                                                                                 \
-  TOROID_MPI_API(int, I##Name, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,           \
+  TOROID_MPI_API(int, IName, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,           \
                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {       \
     MPI_ENTER("MPI_I" nb);                                                                                          \
     if (int e = need_request(comm, request)) return e;                                                            \
     return data("MPI_I" nb, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, comm, request);  \
   }
-TOROID_DATA(Allgather, DKind::kAllgather, "allgather")
-TOROID_DATA(Alltoall, DKind::kAlltoall, "alltoall")
+TOROID_DATA(Allgather, Iallgather, DKind::kAllgather, "allgather")
+TOROID_DATA(Alltoall, Ialltoall, DKind::kAlltoall, "alltoall")
 #undef TOROID_DATA
 
 TOROID_MPI_API(int, Gather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,

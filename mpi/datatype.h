@@ -25,10 +25,11 @@ OpGroup prim_group(Prim p);
 MPI_Datatype type_new(int combiner);
 // Fills the layout of t from its parts: `count` entries, each bl[i] copies
 // of types[i] at byte displacement disp[i] (the general form every
-// constructor reduces to). `pad_struct`: pad the extent to the alignment
-// (MPI_Type_create_struct).
+// constructor reduces to). `pad`: round the extent up to the largest
+// alignment of the type map (MPI 3.1 4.1.6's epsilon), unless explicit
+// bounds (MPI_UB, a resized type) set it.
 void type_layout(MPI_Datatype t, size_t count, const MPI_Aint* bl, const MPI_Aint* disp, const MPI_Datatype* types,
-                 bool pad_struct);
+                 bool pad);
 // Elements (primitives) in `bytes` of data of type t, partial elements
 // counted primitive by primitive; MPI_UNDEFINED if bytes ends inside a primitive.
 MPI_Count elements_in(MPI_Datatype t, MPI_Count bytes);

@@ -45,9 +45,9 @@ int check_count(int count, const char* what) {
 
 // A new type over entries (bl[i] copies of types[i] at disp[i] bytes).
 MPI_Datatype make(int combiner, const std::vector<MPI_Aint>& bl, const std::vector<MPI_Aint>& disp,
-                  const std::vector<MPI_Datatype>& types, bool pad_struct) {
+                  const std::vector<MPI_Datatype>& types, bool pad) {
   MPI_Datatype t = type_new(combiner);
-  type_layout(t, bl.size(), bl.data(), disp.data(), types.data(), pad_struct);
+  type_layout(t, bl.size(), bl.data(), disp.data(), types.data(), pad);
   return t;
 }
 
@@ -73,7 +73,7 @@ int out(MPI_Datatype t, MPI_Datatype* newtype) {
 MPI_Datatype temp_hvector(MPI_Aint count, MPI_Aint bl, MPI_Aint stride, MPI_Datatype old) {
   std::vector<MPI_Aint> b(static_cast<size_t>(count), bl), d(static_cast<size_t>(count));
   for (MPI_Aint i = 0; i < count; ++i) d[static_cast<size_t>(i)] = i * stride;
-  return make(MPI_COMBINER_HVECTOR, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), old), false);
+  return make(MPI_COMBINER_HVECTOR, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), old), true);
 }
 
 }  // namespace toroid::mpi
@@ -85,7 +85,7 @@ TOROID_MPI_API(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datat
   MPI_ENTER("MPI_Type_contiguous");
   if (int e = check_count(count, "count")) return e;
   if (int e = check_old(oldtype)) return e;
-  MPI_Datatype t = make(MPI_COMBINER_CONTIGUOUS, {count}, {0}, {oldtype}, false);
+  MPI_Datatype t = make(MPI_COMBINER_CONTIGUOUS, {count}, {0}, {oldtype}, true);
   keep(t, {count}, {}, {oldtype});
   return out(t, newtype);
 }
@@ -132,7 +132,7 @@ TOROID_MPI_API(int, Type_indexed, (int count, const int bls[], const int displs[
   }
   ints.insert(ints.end(), bls, bls + count);
   ints.insert(ints.end(), displs, displs + count);
-  MPI_Datatype t = make(MPI_COMBINER_INDEXED, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), oldtype), false);
+  MPI_Datatype t = make(MPI_COMBINER_INDEXED, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), oldtype), true);
   keep(t, ints, {}, {oldtype});
   return out(t, newtype);
 }
@@ -150,7 +150,7 @@ TOROID_MPI_API(int, Type_create_hindexed, (int count, const int bls[], const MPI
     b[static_cast<size_t>(i)] = bls[i];
   }
   ints.insert(ints.end(), bls, bls + count);
-  MPI_Datatype t = make(MPI_COMBINER_HINDEXED, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), oldtype), false);
+  MPI_Datatype t = make(MPI_COMBINER_HINDEXED, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), oldtype), true);
   keep(t, ints, d, {oldtype});
   return out(t, newtype);
 }
@@ -171,7 +171,7 @@ TOROID_MPI_API(int, Type_create_indexed_block, (int count, int blocklength, cons
   for (int i = 0; i < count; ++i) d[static_cast<size_t>(i)] = static_cast<MPI_Aint>(displs[i]) * oldtype->extent();
   std::vector<int> ints = {count, blocklength};
   ints.insert(ints.end(), displs, displs + count);
-  MPI_Datatype t = make(MPI_COMBINER_INDEXED_BLOCK, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), oldtype), false);
+  MPI_Datatype t = make(MPI_COMBINER_INDEXED_BLOCK, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), oldtype), true);
   keep(t, ints, {}, {oldtype});
   return out(t, newtype);
 }
@@ -184,7 +184,7 @@ TOROID_MPI_API(int, Type_create_hindexed_block, (int count, int blocklength, con
   if (int e = check_old(oldtype)) return e;
   if (count > 0 && !displs) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "displacements is NULL");
   std::vector<MPI_Aint> b(static_cast<size_t>(count), blocklength), d(displs, displs + count);
-  MPI_Datatype t = make(MPI_COMBINER_HINDEXED_BLOCK, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), oldtype), false);
+  MPI_Datatype t = make(MPI_COMBINER_HINDEXED_BLOCK, b, d, std::vector<MPI_Datatype>(static_cast<size_t>(count), oldtype), true);
   keep(t, {count, blocklength}, d, {oldtype});
   return out(t, newtype);
 }
@@ -216,7 +216,7 @@ TOROID_MPI_API(int, Type_struct, (int count, int bls[], MPI_Aint displs[], MPI_D
 TOROID_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype)) {
   MPI_ENTER("MPI_Type_create_resized");
   if (int e = check_old(oldtype)) return e;
-  MPI_Datatype t = make(MPI_COMBINER_RESIZED, {1}, {0}, {oldtype}, false);
+  MPI_Datatype t = make(MPI_COMBINER_RESIZED, {1}, {0}, {oldtype}, true);
   t->lb = lb;
   t->ub = lb + extent;
   t->lb_marker = t->ub_marker = true;
@@ -228,7 +228,7 @@ TOROID_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI
 TOROID_MPI_API(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   MPI_ENTER("MPI_Type_dup");
   if (int e = check_old(oldtype)) return e;
-  MPI_Datatype t = make(MPI_COMBINER_DUP, {1}, {0}, {oldtype}, false);
+  MPI_Datatype t = make(MPI_COMBINER_DUP, {1}, {0}, {oldtype}, true);
   // The same type map and bounds, markers included.
   t->lb = oldtype->lb;
   t->ub = oldtype->ub;

@@ -227,7 +227,7 @@ MPI_Datatype type_new(int combiner) {
 }
 
 void type_layout(MPI_Datatype t, size_t count, const MPI_Aint* bl, const MPI_Aint* disp, const MPI_Datatype* types,
-                 bool pad_struct) {
+                 bool pad) {
   t->blocks.clear();
   t->sig.clear();
   t->size = 0;
@@ -284,7 +284,7 @@ void type_layout(MPI_Datatype t, size_t count, const MPI_Aint* bl, const MPI_Ain
     t->size += n * o->size;
     t->prims += n * o->prims;
   }
-  if (pad_struct && !have_ubm && any && t->align > 1) {
+  if (pad && !have_ubm && any && t->align > 1) {
     const MPI_Aint ext = ub - lb;
     const MPI_Aint rem = ext % t->align;
     if (rem) ub += t->align - rem;

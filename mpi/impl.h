@@ -81,8 +81,11 @@ constexpr int kTagUb = 0x7fffffff;
 // context (intercommunicator set-up, context agreement): never a user tag.
 constexpr uint32_t kInternalTagBase = 0x80000000u;
 
-// The status of a call that received nothing (MPI_PROC_NULL).
+// The empty status (MPI 3.1 3.7.3: a null or inactive request): source
+// MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0.
 void empty_status(MPI_Status* st);
+// A receive from MPI_PROC_NULL (3.11): source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0.
+void proc_null_status(MPI_Status* st);
 inline void set_status(MPI_Status* dst, const MPI_Status& src) {
   if (dst != MPI_STATUS_IGNORE) *dst = src;
 }

@@ -33,6 +33,12 @@ int run(const char* name, Exchange& x, MPI_Comm comm, MPI_Request* request) {
 
 const uint8_t* at(const void* p, MPI_Aint off) { return static_cast<const uint8_t*>(p) + off; }
 
+std::vector<size_t> order(MPI_Comm comm, size_t n) {
+  std::vector<size_t> o;
+  comm->topo->recv_order(n, &o);
+  return o;
+}
+
 int allgather(const char* name, const void* sbuf, int sc, MPI_Datatype st, void* rbuf, int rc, MPI_Datatype rt,
               MPI_Comm comm, MPI_Request* request) {
   std::vector<int> in, out;
@@ -41,7 +47,7 @@ int allgather(const char* name, const void* sbuf, int sc, MPI_Datatype st, void*
   if (int e = check_buf(comm, rbuf, rc, rt)) return e;
   Exchange x(comm);
   for (int d : out) x.send(d, sbuf, sc, st);
-  for (size_t i = 0; i < in.size(); ++i)
+  for (size_t i : order(comm, in.size()))
     x.recv(in[i], const_cast<uint8_t*>(at(rbuf, static_cast<MPI_Aint>(i) * rc * rt->extent())), rc, rt);
   return run(name, x, comm, request);
 }
@@ -55,8 +61,7 @@ int allgatherv(const char* name, const void* sbuf, int sc, MPI_Datatype st, void
   if (!in.empty() && (!rcs || !displs)) return raise(comm, MPI_ERR_ARG, "recvcounts or displs is NULL");
   Exchange x(comm);
   for (int d : out) x.send(d, sbuf, sc, st);
-  for (size_t i = 0; i < in.size(); ++i)
-    x.recv(in[i], const_cast<uint8_t*>(at(rbuf, displs[i] * rt->extent())), rcs[i], rt);
+  for (size_t i : order(comm, in.size())) x.recv(in[i], const_cast<uint8_t*>(at(rbuf, displs[i] * rt->extent())), rcs[i], rt);
   return run(name, x, comm, request);
 }
 
@@ -68,7 +73,7 @@ int alltoall(const char* name, const void* sbuf, int sc, MPI_Datatype st, void* 
   if (int e = check_buf(comm, rbuf, rc, rt)) return e;
   Exchange x(comm);
   for (size_t i = 0; i < out.size(); ++i) x.send(out[i], at(sbuf, static_cast<MPI_Aint>(i) * sc * st->extent()), sc, st);
-  for (size_t i = 0; i < in.size(); ++i)
+  for (size_t i : order(comm, in.size()))
     x.recv(in[i], const_cast<uint8_t*>(at(rbuf, static_cast<MPI_Aint>(i) * rc * rt->extent())), rc, rt);
   return run(name, x, comm, request);
 }
@@ -87,7 +92,7 @@ int alltoallw(const char* name, const void* sbuf, const int* scs, const MPI_Aint
     if (int e = check_type(comm, t)) return e;
     x.send(out[i], at(sbuf, bytes ? sdispls[i] : sdispls[i] * t->extent()), scs[i], t);
   }
-  for (size_t i = 0; i < in.size(); ++i) {
+  for (size_t i : order(comm, in.size())) {
     MPI_Datatype t = rts[bytes ? i : 0];
     if (int e = check_type(comm, t)) return e;
     x.recv(in[i], const_cast<uint8_t*>(at(rbuf, bytes ? rdispls[i] : rdispls[i] * t->extent())), rcs[i], t);

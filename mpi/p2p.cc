@@ -388,7 +388,7 @@ TOROID_MPI_API(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_
   if (!flag) return raise(comm, MPI_ERR_ARG, "flag is NULL");
   if (source == MPI_PROC_NULL) {
     *flag = 1;
-    empty_status(status);
+    proc_null_status(status);
     return MPI_SUCCESS;
   }
   MsgEnvelope env;
@@ -405,7 +405,7 @@ TOROID_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* stat
   MPI_ENTER("MPI_Probe");
   if (int e = check_probe(source, tag, comm)) return e;
   if (source == MPI_PROC_NULL) {
-    empty_status(status);
+    proc_null_status(status);
     return MPI_SUCCESS;
   }
   MsgEnvelope env;
@@ -450,7 +450,7 @@ TOROID_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI
   if (source == MPI_PROC_NULL) {
     *flag = 1;
     *message = MPI_MESSAGE_NO_PROC;
-    empty_status(status);
+    proc_null_status(status);
     return MPI_SUCCESS;
   }
   MsgEnvelope env;
@@ -469,7 +469,7 @@ TOROID_MPI_API(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* me
   if (!message) return raise(comm, MPI_ERR_ARG, "message is NULL");
   if (source == MPI_PROC_NULL) {
     *message = MPI_MESSAGE_NO_PROC;
-    empty_status(status);
+    proc_null_status(status);
     return MPI_SUCCESS;
   }
   MsgEnvelope env;
@@ -482,7 +482,7 @@ TOROID_MPI_API(int, Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Mes
   MPI_ENTER("MPI_Mrecv");
   if (!message) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "message is NULL");
   if (*message == MPI_MESSAGE_NO_PROC) {
-    empty_status(status);
+    proc_null_status(status);
     *message = MPI_MESSAGE_NULL;
     return MPI_SUCCESS;
   }

@@ -27,27 +27,11 @@ int cart_rank(const Topology& t, const int* coords) {
 }
 
 void Topology::in_neighbours(int rank, std::vector<int>* out) const {
-  out->clear();
   if (kind == MPI_CART) {
-    // Per dimension: the source in direction +1 first, then -1, so a
-    // message sent towards -1 lands in the +1 source's block even when
-    // both are one process (a periodic dimension of size 1 or 2).
-    std::vector<int> c(dims.size());
-    for (size_t d = 0; d < dims.size(); ++d)
-      for (int disp : {+1, -1}) {
-        cart_coords(*this, rank, c.data());
-        int x = c[d] + disp;
-        if (x < 0 || x >= dims[d]) {
-          if (!periods[d]) {
-            out->push_back(MPI_PROC_NULL);
-            continue;
-          }
-          x = (x + dims[d]) % dims[d];
-        }
-        c[d] = x;
-        out->push_back(cart_rank(*this, c.data()));
-      }
+    // Cartesian in- and out-neighbours are the same list (7.6).
+    out_neighbours(rank, out);
   } else if (kind == MPI_GRAPH) {
+    out->clear();
     for (int i = rank ? index[static_cast<size_t>(rank) - 1] : 0; i < index[static_cast<size_t>(rank)]; ++i)
       out->push_back(edges[static_cast<size_t>(i)]);
   } else {
@@ -55,9 +39,18 @@ void Topology::in_neighbours(int rank, std::vector<int>* out) const {
   }
 }
 
+void Topology::recv_order(size_t n, std::vector<size_t>* order) const {
+  order->clear();
+  // Cartesian: per dimension the +1 source's block first. Both sources may
+  // be one process (a periodic dimension of size 1 or 2), whose messages
+  // arrive in its send order (-1 block, then +1 block): its -1 block is
+  // the data sent towards us from our +1 side.
+  for (size_t i = 0; i < n; ++i) order->push_back(kind == MPI_CART ? (i % 2 ? i - 1 : i + 1) : i);
+}
+
 void Topology::out_neighbours(int rank, std::vector<int>* out) const {
   if (kind == MPI_CART) {
-    // Per dimension: towards -1, then +1 (the send blocks' order).
+    // Per dimension: towards -1, then +1 (7.6: the blocks' order).
     out->clear();
     std::vector<int> c(dims.size());
     for (size_t d = 0; d < dims.size(); ++d)
@@ -75,7 +68,7 @@ void Topology::out_neighbours(int rank, std::vector<int>* out) const {
         out->push_back(cart_rank(*this, c.data()));
       }
   } else if (kind == MPI_GRAPH) {
-    in_neighbours(rank, out);
+    in_neighbours(rank, out);  // a graph's edges count both ways
   } else {
     *out = destinations;
   }

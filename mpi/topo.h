@@ -16,9 +16,13 @@ struct Topology {
   // Distributed graph: this rank's in- and out-neighbours and weights.
   std::vector<int> sources, source_weights, destinations, dest_weights;
   bool weighted = false;
-  // Neighbours in the order neighbourhood collectives use them.
+  // Neighbours in the order of the neighbourhood collectives' blocks.
   void in_neighbours(int rank, std::vector<int>* out) const;
   void out_neighbours(int rank, std::vector<int>* out) const;
+  // The order to post the receives of n in-neighbour blocks in, so that
+  // each process's messages (taken in its send order) land in the right
+  // block when it is a neighbour twice.
+  void recv_order(size_t n, std::vector<size_t>* order) const;
 };
 
 // MPI_Dims_create's balanced factorisation (MPI_SUCCESS or MPI_ERR_DIMS).

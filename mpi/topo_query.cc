@@ -7,6 +7,8 @@
 #include "mpi/comm_internal.h"
 #include "mpi/topo.h"
 
+int toroid_mpi_unweighted[1], toroid_mpi_weights_empty[1];  // MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY: addresses only
+
 using namespace toroid;
 using namespace toroid::mpi;
 

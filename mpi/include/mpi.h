@@ -256,8 +256,9 @@ typedef struct MPI_Status {
 #define MPI_ERRCODES_IGNORE ((int *)0)
 #define MPI_ARGV_NULL ((char **)0)
 #define MPI_ARGVS_NULL ((char ***)0)
-#define MPI_UNWEIGHTED ((int *)2)
-#define MPI_WEIGHTS_EMPTY ((int *)3)
+extern int toroid_mpi_unweighted[1], toroid_mpi_weights_empty[1];
+#define MPI_UNWEIGHTED (toroid_mpi_unweighted)
+#define MPI_WEIGHTS_EMPTY (toroid_mpi_weights_empty)
 extern MPI_Fint *MPI_F_STATUS_IGNORE;
 extern MPI_Fint *MPI_F_STATUSES_IGNORE;
 
