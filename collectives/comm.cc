@@ -230,7 +230,12 @@ Status Comm::launch(const CollArgs& a, CollAlgo* algo) {
   finished_ = false;
   result_ = Status::ok();
   ++ctr_.ops_started;
-  loop_.timers().arm(deadline_, loop_.now() + timeout_ns_);
+  // The deadline timer is lazy (as the barrier network's): armed once and
+  // left armed across operations; when it fires it compares with this
+  // operation's deadline. Arming and cancelling a far-out timer per
+  // operation would cost the timer wheel a scan for its next deadline.
+  op_deadline_ = loop_.now() + timeout_ns_;
+  if (!deadline_.armed() || deadline_.deadline() > op_deadline_) loop_.timers().arm(deadline_, op_deadline_);
   Status st = cur_->start(*this, a);
   if (!st) {
     finish(st);
@@ -247,7 +252,6 @@ void Comm::fail_op(Status st) {
 }
 
 void Comm::finish(Status st) {
-  loop_.timers().cancel(deadline_);
   active_ = false;
   finished_ = true;
   if (st) ++ctr_.ops_ok;
@@ -343,7 +347,11 @@ bool Comm::poll() {
 
 void Comm::on_timeout(void* self) {
   auto* c = static_cast<Comm*>(self);
-  if (!c->active_) return;
+  if (!c->active_) return;  // left armed after the operation finished: nothing to do
+  if (c->loop_.now() < c->op_deadline_) {  // armed for an earlier operation: this one's is later
+    c->loop_.timers().arm(c->deadline_, c->op_deadline_);
+    return;
+  }
   char dur[32];
   const std::string waiting = c->cur_->waiting_for();
   c->cur_->abort();

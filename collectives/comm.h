@@ -276,6 +276,7 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   Status result_;
   Status link_down_;
   Timer deadline_;
+  uint64_t op_deadline_ = 0;  // the running operation's deadline (deadline_ may be armed earlier)
   std::vector<Inbox> inbox_;
   std::unique_ptr<CollAlgo> algo_;
   CollAlgo* cur_ = nullptr;  // the operation's algorithm: algo_, or a caller's (start_custom)

@@ -84,7 +84,7 @@ Status SimRig::build() {
   const auto cabling = default_ports(dims, "sim");
   const uint32_t n = dims.nodes();
   nodes_.reserve(n);
-  if (opt_.preallocate) fabric_->reserve_events(4096 * static_cast<size_t>(n));
+  if (opt_.preallocate) fabric_->reserve_events(16384 * static_cast<size_t>(n));
   for (uint32_t r = 0; r < n; ++r) {
     auto sn = std::make_unique<SimNode>();
     const uint32_t id = fabric_->add_node(sn.get());
