@@ -123,7 +123,7 @@ int free_keyval(int* keyval, KvKind kind) {
 }
 
 int set_attr(MPI_Comm c, MPI_Datatype t, AttrList& l, int kv, void* value) {
-  if (Attr* a = find(l, kv)) {
+  if (find(l, kv)) {
     if (int rc = delete_one(c, t, l, kv)) return raise(c ? c : MPI_COMM_WORLD, rc, "the delete callback of keyval %d failed", kv);
   }
   l.push_back(Attr{kv, value});

@@ -41,6 +41,15 @@ struct LibraryOp : CollOp {
   }
 };
 
+// Failure reports: when a collective fails on one member (a count that
+// differs, a link that went down, its deadline), that member sends each
+// other member a short report naming the operation (its sequence number),
+// the error class and the reason; a member still running that operation
+// fails it at once with "rank R: <reason>". Without reports, the members
+// downstream of the failure would wait for the operation's deadline.
+void reports_arm(MPI_Comm c);     // post the receive for reports (intracommunicators)
+void reports_disarm(MPI_Comm c);  // withdraw it and anything of ours still leaving
+
 // Runs op on comm to the end (blocking); returns its status.
 Status run_blocking(MPI_Comm comm, CollOp& op);
 // Queues op (heap-allocated, owned by the request it completes) and

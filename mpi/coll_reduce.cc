@@ -108,14 +108,24 @@ int setup_reduction(MPI_Comm c, RKind kind, const void* send, void* recv, int co
   }
   const bool float_sum = red.library && dtype_is_float(red.dtype) && red.rop == ROp::kSum;
   const bool exact = c->repro == Repro::kExact && float_sum;
-  if (red.library && (kind == RKind::kAllreduce || kind == RKind::kReduce || kind == RKind::kReduceScatterBlock)) {
+  // Exact float sums of reduce-scatter with unequal blocks: an exact
+  // allreduce too (below), each rank keeping its block.
+  const bool exact_rs = exact && kind == RKind::kReduceScatter;
+  MPI_Count first = static_cast<MPI_Count>(me) * count;  // this rank's first element of the whole vector
+  if (kind == RKind::kReduceScatter) {
+    first = 0;
+    for (uint32_t r = 0; r < me; ++r) first += counts[r];
+  }
+  if (red.library &&
+      (kind == RKind::kAllreduce || kind == RKind::kReduce || kind == RKind::kReduceScatterBlock || exact_rs)) {
     LibStagedOp& l = call.lib;
     CollArgs& a = l.args;
     a.dtype = red.dtype;
     a.op = red.rop;
     a.repro = c->repro;
     a.root = static_cast<uint32_t>(root);
-    const MPI_Count in_count = kind == RKind::kReduceScatterBlock ? total : count;
+    const bool scatter = kind == RKind::kReduceScatterBlock || kind == RKind::kReduceScatter;
+    const MPI_Count in_count = scatter ? total : count;
     // Exact float sums of reduce and reduce-scatter: an exact allreduce of
     // the whole vector, each rank keeping its part.
     const bool via_allreduce = exact && kind != RKind::kAllreduce;
@@ -136,11 +146,9 @@ int setup_reduction(MPI_Comm c, RKind kind, const void* send, void* recv, int co
       if (root_here) {
         l.active_unpack = true;
         l.unpack_to = recv;
-        l.unpack_count = kind == RKind::kReduceScatterBlock ? count : count;
+        l.unpack_count = scatter ? mine : count;
         l.unpack_type = t;
-        l.unpack_from = kind == RKind::kReduceScatterBlock && via_allreduce
-                            ? static_cast<uint64_t>(me) * static_cast<uint64_t>(count * t->size)
-                            : 0;
+        l.unpack_from = scatter && via_allreduce ? static_cast<uint64_t>(first * t->size) : 0;
       }
     }
     call.chosen = &l;

@@ -35,6 +35,7 @@ void comm_unregister(MPI_Comm c) {
 
 void comm_destroy(MPI_Comm c) {
   comm_unregister(c);
+  reports_disarm(c);
   c->magic = 0;
   if (c->inter && c->inter_id) rt().world().contexts().release(c->inter_id);
   c->owned.reset();  // a library communicator gives its context back itself
@@ -71,6 +72,7 @@ void comm_setup() {
   world->errh = MPI_ERRORS_ARE_FATAL;
   world->repro = rt().default_repro();
   comm_register(world);
+  reports_arm(world);
   // MPI_COMM_SELF: only this node is a member, so its lowest free id here is agreed.
   uint16_t ctx = ContextTable::kFirstAgreed;
   while (!w.contexts().reserve(ctx)) ++ctx;
@@ -110,6 +112,7 @@ MPI_Comm comm_new_intra(MPI_Comm parent, const std::vector<uint32_t>& members, u
   errhandler_retain(c->errh);
   c->repro = parent ? parent->repro : rt().default_repro();
   comm_register(c);
+  reports_arm(c);
   return c;
 }
 

@@ -166,7 +166,7 @@ std::string comm_label(MPI_Comm comm) {
 int class_of(const Status& st) {
   switch (st.code()) {
     case Code::kOk: return MPI_SUCCESS;
-    case Code::kInvalid: return st.message().find("mismatched") != std::string::npos ? MPI_ERR_TRUNCATE : MPI_ERR_ARG;
+    case Code::kInvalid: return st.message().find("mismatch") != std::string::npos ? MPI_ERR_TRUNCATE : MPI_ERR_ARG;
     case Code::kOutOfRange: return MPI_ERR_TRUNCATE;
     case Code::kUnsupported: return MPI_ERR_UNSUPPORTED_OPERATION;
     case Code::kInternal: return MPI_ERR_INTERN;

@@ -161,6 +161,15 @@ struct toroid_mpi_comm {
   MPI_Comm next_active = nullptr;  // on the progress engine's list while queue_head != nullptr
   bool on_active = false;
   uint32_t internal_tag = 0;  // tags of the library's own exchanges on its point-to-point context
+  // Failure reports (coll_engine.cc): a member whose collective failed tells
+  // the others, so they fail the same operation at once instead of waiting
+  // for its deadline.
+  toroid::RecvReq report_rr;
+  uint8_t report_in[512];
+  std::vector<uint8_t> report_out;
+  std::vector<uint64_t> report_sends;  // handles of our report's messages
+  bool report_posted = false;
+  uint32_t reported_tag = 0;  // the operation a report already failed (not reported again)
   // The partition rank of one of its ranks (intra: of its group; inter: of the remote group).
   uint32_t peer_world(int r) const { return (inter ? remote : group)->world[static_cast<size_t>(r)]; }
   int peer_size() const { return inter ? remote->size() : size; }

@@ -35,6 +35,10 @@
 // credit messages) as it consumes, so the network holds at most `window`
 // segments per pair, always drainable.
 //
+// Tags with the top bit set (kReservedTagBit) are the runtime's own: a
+// wildcard receive or probe (any_tag) never takes them, so a library's
+// internal exchanges can share a context with an application's messages.
+//
 // Synchronous sends (MPI_Ssend): a message sent with `sync` carries a flag;
 // the receiver acknowledges it (a small kSyncAck message) when a receive
 // takes it, and the send is done only once its data has left and that
@@ -96,6 +100,7 @@ extern const CounterField kP2pCountersFields[];
 extern const int kP2pCountersFieldCount;
 
 constexpr int32_t kAnySource = -1;
+constexpr uint32_t kReservedTagBit = 0x80000000u;  // tags a wildcard receive never takes
 
 struct MsgSendOptions {
   bool adaptive = false;  // minimal-adaptive routing

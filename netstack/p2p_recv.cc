@@ -143,7 +143,8 @@ void Messenger::mark_seen(Peer& pr, uint32_t seq) {
 bool Messenger::matchable(const Peer& pr, const InMsg& m) const { return static_cast<int32_t>(m.seq - pr.contig) < 0; }
 
 bool Messenger::fits(const RecvReq& r, uint32_t src, uint16_t ctx, uint32_t tag) {
-  return r.context == ctx && (r.src == kAnySource || static_cast<uint32_t>(r.src) == src) && (r.any_tag || r.tag == tag);
+  return r.context == ctx && (r.src == kAnySource || static_cast<uint32_t>(r.src) == src) &&
+         (r.any_tag ? (tag & kReservedTagBit) == 0 : r.tag == tag);
 }
 
 // ---- credits ----

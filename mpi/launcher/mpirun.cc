@@ -290,11 +290,17 @@ void Launcher::on_ctl(Rank& r, const std::string& line) {
   }
 }
 
-void Launcher::fail(const std::string& why, int status) {
-  if (failed_) return;
-  failed_ = true;
-  failure_ = why;
-  fail_status_ = status;
+void Launcher::fail(const std::string& why, int status, bool force) {
+  if (failed_ && !force) return;
+  if (!failed_) {
+    failed_ = true;
+    failure_ = why;
+    fail_status_ = status;
+  }
+  if (opt_.no_stop && !force) {
+    say("%s; the other ranks go on (--no-stop)", why.c_str());
+    return;
+  }
   say("%s; stopping the other ranks", why.c_str());
   stop_all(rig::mono_ns());
 }
@@ -334,7 +340,7 @@ void Launcher::reap() {
 void Launcher::step(uint64_t now) {
   // The two-phase end of MPI_Finalize: every rank that started MPI is
   // finalizing -> "quiesce"; all of those quiesced -> "release".
-  if (!stopping_) {
+  if (!stopping_ && !(failed_ && opt_.no_stop)) {
     bool all_final = true, any = false, all_quiet = true;
     for (auto& r : ranks_) {
       if (!r->up && r->exited) continue;  // not an MPI process (or gone before MPI_Init)
@@ -355,7 +361,7 @@ void Launcher::step(uint64_t now) {
     if (now - t_start_ > opt_.timeout_ns) {
       char t[64];
       snprintf(t, sizeof t, "the job did not finish within %.0f s (--timeout)", static_cast<double>(opt_.timeout_ns) / 1e9);
-      fail(t, 1);
+      fail(t, 1, true);
     }
   }
   if (stopping_) {
@@ -426,7 +432,7 @@ int Launcher::run() {
     const uint64_t now = rig::mono_ns();
     if (g_interrupts > 0 && !interrupted_) {
       interrupted_ = true;
-      fail("interrupted", 130);
+      fail("interrupted", 130, true);
     }
     if (g_interrupts > 1 && !killed_) {
       killed_ = true;

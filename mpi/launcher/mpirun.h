@@ -40,6 +40,10 @@ struct Options {
   std::string cpus;
   bool tag_output = true;
   bool quiet = false;  // no launcher lines on success
+  // A rank that dies or aborts does not stop the others: they find out
+  // through their links and their waits (tests of the library's own
+  // failure detection). The job timeout still stops everything.
+  bool no_stop = false;
 };
 
 class Launcher {
@@ -69,7 +73,7 @@ class Launcher {
   void emit(Rank& r, int which, const std::string& line);
   void on_ctl(Rank& r, const std::string& line);
   void reap();
-  void fail(const std::string& why, int status);
+  void fail(const std::string& why, int status, bool force = false);
   void stop_all(uint64_t now);
   void step(uint64_t now);
   void cleanup();

@@ -31,6 +31,9 @@ const char kUsage[] =
     "  --run-dir DIR         where run directories go (default ./run)\n"
     "  --no-tag-output       forward lines without the rank prefix\n"
     "  -q, --quiet           no launcher line unless something fails\n"
+    "  --no-stop             when a rank dies or aborts, leave the others to find\n"
+    "                        out through their links and waits (the job timeout\n"
+    "                        still stops everything)\n"
     "  --help                this text\n"
     "\n"
     "Each run writes RUN_DIR/mpirun-<time>/rank-R.out (the rank's output) and\n"
@@ -116,6 +119,8 @@ int main(int argc, char** argv) {
       o.tag_output = true;
     } else if (a == "-q" || a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--no-stop") {
+      o.no_stop = true;
     } else if (a[0] == '-') {
       return usage("unknown option '" + a + "'");
     } else {
