@@ -22,6 +22,17 @@ void activate(MPI_Comm c) {
 
 constexpr uint32_t kReportTag = 0xfffffff0u;  // a reserved tag: wildcard receives never take it
 
+// (Re)posts c's receive for reports.
+void post_report_rr(MPI_Comm c) {
+  c->report_rr = RecvReq{};
+  c->report_rr.src = kAnySource;
+  c->report_rr.context = c->p2p_ctx;
+  c->report_rr.tag = kReportTag;
+  c->report_rr.buf = c->report_in;
+  c->report_rr.cap = sizeof c->report_in;
+  c->report_posted = rt().msgr().post(&c->report_rr).is_ok();
+}
+
 // A report that arrived for the operation c is running fails it.
 bool take_report(MPI_Comm c) {
   if (!c->report_posted || !c->report_rr.done()) return false;
@@ -42,14 +53,7 @@ bool take_report(MPI_Comm c) {
       failed = true;
     }
   }
-  // Ready for the next report.
-  c->report_rr = RecvReq{};
-  c->report_rr.src = kAnySource;
-  c->report_rr.context = c->p2p_ctx;
-  c->report_rr.tag = kReportTag;
-  c->report_rr.buf = c->report_in;
-  c->report_rr.cap = sizeof c->report_in;
-  c->report_posted = rt().msgr().post(&c->report_rr).is_ok();
+  post_report_rr(c);  // ready for the next report
   return failed;
 }
 
@@ -128,13 +132,7 @@ void engine_stop() {
 
 void reports_arm(MPI_Comm c) {
   if (!c->coll || c->size <= 1 || c->report_posted) return;
-  c->report_posted = true;
-  c->report_rr.src = kAnySource;
-  c->report_rr.context = c->p2p_ctx;
-  c->report_rr.tag = kReportTag;
-  c->report_rr.buf = c->report_in;
-  c->report_rr.cap = sizeof c->report_in;
-  c->report_posted = rt().msgr().post(&c->report_rr).is_ok();
+  post_report_rr(c);
 }
 
 void reports_disarm(MPI_Comm c) {

@@ -321,6 +321,54 @@ static void in_place_and_rooted(void) {
   CHECK(d == want);
 }
 
+/* 5.12: the non-blocking forms of the rooted reductions, reduce-scatter and
+ * exscan, all in flight at once on their own communicators, completed with
+ * MPI_Testsome (3.7.5), against the blocking forms' results. */
+static void nonblocking_reductions(void) {
+  SECTION("5.12 Ireduce, Ireduce_scatter(_block), Iexscan in flight together; 3.7.5 Testsome");
+  enum { K = 4, B = 2 };
+  MPI_Comm c[K];
+  for (int k = 0; k < K; ++k) MPI_Comm_dup(MPI_COMM_WORLD, &c[k]);
+  const int root = mt_size - 1;
+  long v[N], red[N], want_red[N];
+  for (int i = 0; i < N; ++i) v[i] = mt_rank * 3 + i;
+  long* in = malloc((size_t)(B * mt_size) * sizeof(long));
+  long rsb[B], want_rsb[B], rs[8], want_rs[8];
+  int counts[64];
+  for (int p = 0; p < mt_size; ++p) counts[p] = 1 + p % 2;
+  for (int i = 0; i < B * mt_size; ++i) in[i] = 5 * i + mt_rank;
+  int x = mt_rank + 2, ex = -7, want_ex = -7;
+  MPI_Reduce(v, want_red, N, MPI_LONG, MPI_SUM, root, MPI_COMM_WORLD);
+  MPI_Reduce_scatter_block(in, want_rsb, B, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Reduce_scatter(in, want_rs, counts, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Exscan(&x, &want_ex, 1, MPI_INT, MPI_PROD, MPI_COMM_WORLD);
+  MPI_Request r[K];
+  CHECK_RC(MPI_Ireduce(v, red, N, MPI_LONG, MPI_SUM, root, c[0], &r[0]));
+  CHECK_RC(MPI_Ireduce_scatter_block(in, rsb, B, MPI_LONG, MPI_MAX, c[1], &r[1]));
+  CHECK_RC(MPI_Ireduce_scatter(in, rs, counts, MPI_LONG, MPI_SUM, c[2], &r[2]));
+  CHECK_RC(MPI_Iexscan(&x, &ex, 1, MPI_INT, MPI_PROD, c[3], &r[3]));
+  int done_count = 0, seen[K] = {0}, idx[K], outcount = 0;
+  MPI_Status st[K];
+  while (done_count < K) {
+    CHECK_RC(MPI_Testsome(K, r, &outcount, idx, st));
+    if (outcount == MPI_UNDEFINED) break;
+    for (int i = 0; i < outcount; ++i) {
+      CHECK(idx[i] >= 0 && idx[i] < K && !seen[idx[i]] && r[idx[i]] == MPI_REQUEST_NULL);
+      if (idx[i] >= 0 && idx[i] < K) seen[idx[i]] = 1;
+    }
+    done_count += outcount;
+  }
+  CHECK_INT(done_count, K);
+  CHECK_RC(MPI_Testsome(K, r, &outcount, idx, st)); /* all inactive now */
+  CHECK_INT(outcount, MPI_UNDEFINED);
+  if (mt_rank == root) CHECK(!memcmp(red, want_red, sizeof red));
+  CHECK(!memcmp(rsb, want_rsb, sizeof rsb));
+  CHECK(!memcmp(rs, want_rs, sizeof(long) * (size_t)counts[mt_rank]));
+  if (mt_rank > 0) CHECK_INT(ex, want_ex);
+  for (int k = 0; k < K; ++k) MPI_Comm_free(&c[k]);
+  free(in);
+}
+
 static void op_errors(void) {
   SECTION("5.9.2 operations not defined for a type: MPI_ERR_OP");
   MPI_Comm c;
@@ -350,6 +398,7 @@ int main(int argc, char** argv) {
   locs();
   user_ops();
   in_place_and_rooted();
+  nonblocking_reductions();
   op_errors();
   return mt_finish("coll_reduce");
 }

@@ -130,12 +130,14 @@ def main():
     r.expect("fatal error handler", "fatal", 6,
              [r"MPI_Send: rank \d+ is not in MPI_COMM_WORLD \(\d+ ranks\) \(MPI_ERR_RANK\)",
               r"toroid-mpirun: rank 0 \(node 0,0,0\) aborted: MPI_Send", r"stopped: rank 0 \(node 0,0,0\) aborted"])
-    r.expect("a rank dies: the launcher stops the others", "dies", 137,
-             [r"toroid-mpirun: rank 1 \(node 1,0,0\) killed by SIGKILL before MPI_Finalize; stopping the other ranks"],
-             within=15)
     n = 1
     for x in a.dims.split("x"):
         n *= int(x)
+    r.expect("MPI_Abort: the job's status is its code", "abort", 7,
+             [r"toroid-mpirun: rank %d \(node [0-9,]+\) aborted: MPI_Abort\(MPI_COMM_WORLD, 7\)" % (n - 1)])
+    r.expect("a rank dies: the launcher stops the others", "dies", 137,
+             [r"toroid-mpirun: rank 1 \(node 1,0,0\) killed by SIGKILL before MPI_Finalize; stopping the other ranks"],
+             within=15)
     # Which failure the launcher hears of first (rank 1's SIGKILL, or another
     # rank's exit 3 after it saw the failure) is a race: either is the job's.
     r.expect("a rank dies: the others see it themselves", "dies", (137, 3),

@@ -167,6 +167,19 @@ static void neighbours_cart(void) {
     CHECK_RC(MPI_Neighbor_alltoallw(o2, sc, sdw, st, iw, rcn, rdw, rt, c));
     CHECK_INT(iwp[0], src == MPI_PROC_NULL ? -7 : src * 10 + 1);
     CHECK_INT(iwp[2], dst == MPI_PROC_NULL ? -7 : dst * 10);
+    /* The non-blocking v and w forms, all three in flight together. */
+    int nw[4] = {-7, -7, -7, -7}, ni2[2] = {-7, -7};
+    double niw[2] = {0, 0};
+    int* niwp = (int*)niw;
+    niwp[0] = niwp[2] = -7;
+    MPI_Request nr[3];
+    CHECK_RC(MPI_Ineighbor_allgatherv(two, 2, MPI_INT, nw, rc2, rd2, MPI_INT, c, &nr[0]));
+    CHECK_RC(MPI_Ineighbor_alltoallv(o2, sc, sd, MPI_INT, ni2, rcn, rdn, MPI_INT, c, &nr[1]));
+    CHECK_RC(MPI_Ineighbor_alltoallw(o2, sc, sdw, st, niw, rcn, rdw, rt, c, &nr[2]));
+    CHECK_RC(MPI_Waitall(3, nr, MPI_STATUSES_IGNORE));
+    CHECK(!memcmp(nw, w, sizeof w) && !memcmp(ni2, i2, sizeof i2));
+    CHECK_INT(niwp[0], iwp[0]);
+    CHECK_INT(niwp[2], iwp[2]);
     MPI_Comm_free(&c);
   }
 }
