@@ -88,6 +88,7 @@ constexpr uint64_t kTrainTimeoutRealNs = 5ull * 1000 * 1000 * 1000;  // 5 s on r
 // ---- collectives -----------------------------------------------------------
 constexpr uint64_t kCollTimeoutSimNs = 500ull * 1000 * 1000;       // 0.5 s virtual
 constexpr uint64_t kCollTimeoutRealNs = 30ull * 1000 * 1000 * 1000; // 30 s real
+constexpr uint32_t kContextAgreeRounds = 1000;  // rounds of one context agreement before it gives up (retries while a member takes part in another)
 constexpr uint64_t kJobTimeoutSimNs = 1000ull * 1000 * 1000;        // 1 s virtual
 constexpr uint64_t kJobTimeoutRealNs = 120ull * 1000 * 1000 * 1000; // 2 min real
 

@@ -33,7 +33,7 @@ local VCS = { [0] = "low", [1] = "high (dateline)", [2] = "adaptive", [3] = "pri
 local PACKET_TYPES = { [1] = "neighbour", [2] = "collective", [3] = "p2p", [4] = "control",
                        [5] = "tree", [6] = "barrier" }
 local COLL_ALGOS = { [1] = "torus-ring", [2] = "torus-tree", [3] = "torus-fixed-order", [4] = "line-multicast" }
-local MSG_KINDS = { [1] = "data", [2] = "credit", [3] = "abort" }
+local MSG_KINDS = { [1] = "data", [2] = "credit", [3] = "abort", [4] = "sync-ack" }
 local ALU_OPS = { [1] = "ADD", [2] = "MAX", [3] = "MIN", [4] = "AND", [5] = "OR", [6] = "XOR" }
 local ALU_TYPES = { [1] = "unsigned", [2] = "signed" }
 local BARRIER_MODES = { [0] = "AND (barrier)", [1] = "OR (interrupt)" }
