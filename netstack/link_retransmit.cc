@@ -168,6 +168,7 @@ void Link::go_down(Status why) {
   down_ = std::move(why);
   loop_.timers().cancel(rto_timer_);
   loop_.timers().cancel(ack_timer_);
+  loop_.timers().cancel(idle_timer_);
   ack_pending_ = false;
   // Queued frames (data, copies, acks, hellos), then the window's
   // references, then frames held out of order (their buffers are free again).

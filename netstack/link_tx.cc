@@ -33,6 +33,7 @@ void Link::fill_header(LinkHeader* lh, FrameType type, uint8_t vc, uint32_t seq,
   lh->vc = vc;
   lh->seq.set(seq);
   lh->length.set(body_len);
+  lh->partition.set(cfg_.partition);
 }
 
 // Callers check can_frame() first.
