@@ -43,6 +43,11 @@ struct SimOptions {
   bool log_boot = true;                 // every node's boot lines
   bool progress = true;                 // a progress line every few wall seconds
   std::string pcap_dir;                 // non-empty: capture every port there (firmware/sim_capture.h)
+  // Two or more: the x dimension is split into that many equal partitions,
+  // named so, each node's personality its own partition's (dims and
+  // coordinates within it); the fabric stays one torus, so every
+  // partition's x wrap cables cross into the next one.
+  std::vector<std::string> partitions;
 };
 
 struct SimSummary {

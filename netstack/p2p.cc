@@ -107,6 +107,32 @@ void Messenger::on_link_down(uint16_t port, const Status& why) {
       }
 }
 
+void Messenger::reset(const Status& why) {
+  active_.clear();
+  abort_due_.clear();
+  while (RecvReq* r = posted_head_) {
+    unlink_posted(r);
+    r->done_ = true;
+    r->status_ = why;
+  }
+  for (Peer* pr : peer_store_) {
+    while (InMsg* m = pr->msgs) {
+      if (m->req && !m->req->done_) {
+        m->req->done_ = true;
+        m->req->status_ = why;
+        m->req->msg_ = nullptr;
+      }
+      free_msg(m);
+    }
+    *pr = Peer{};
+  }
+  credit_due_.clear();  // (dropping held frames queued credits for peers that start over)
+  gated_.clear();
+  held_frames_ = 0;
+  ctr_.held_bytes = 0;
+  status_ = Status::ok();
+}
+
 bool Messenger::poll() {
   bool moved = false;
   // Credits and aborts first: they unblock other nodes.

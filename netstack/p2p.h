@@ -209,6 +209,11 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void on_packet(uint16_t port, Packet* p) override;
   void on_link_down(uint16_t port, const Status& why) override;
   bool poll() override;
+  // The partition resets its communication (firmware/link_training.h): every
+  // pending send and every receive fails with `why`, every message being
+  // received or held is dropped, and the numbering towards every peer starts
+  // over (the peers reset too), so later sends and receives work again.
+  void reset(const Status& why);
 
  private:
   struct SendOp {

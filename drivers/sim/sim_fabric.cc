@@ -29,6 +29,8 @@ struct SimFabric::Link {
   struct Half {
     uint64_t busy_until = 0;  // the transmitter is busy sending until then
     uint64_t cut_at = kNever;
+    uint64_t cut_until = kNever;
+    bool cut(uint64_t now) const { return cut_at <= now && now < cut_until; }
     Rng rng;
   };
   SimPort* end[2] = {nullptr, nullptr};
@@ -105,7 +107,7 @@ LinkState SimPort::link_state() const {
   if (link_ < 0) return LinkState::kDown;
   const auto& l = fabric_->links_[static_cast<size_t>(link_)];
   const uint64_t now = fabric_->now();
-  return (l.dir[0].cut_at <= now || l.dir[1].cut_at <= now) ? LinkState::kDown : LinkState::kUp;
+  return (l.dir[0].cut(now) || l.dir[1].cut(now)) ? LinkState::kDown : LinkState::kUp;
 }
 
 bool SimPort::rx_push(Packet* p) {
@@ -139,6 +141,13 @@ SimFabric::~SimFabric() {
     Packet* p;
     while (port->rx_burst(&p, 1) == 1) p->free();
   }
+}
+
+bool SimFabric::quiet() const {
+  if (in_flight_ > 0) return false;
+  for (const auto& port : ports_)
+    if (port->rx_queued() > 0) return false;
+  return true;
 }
 
 uint32_t SimFabric::add_node(SimEndpoint* ep) {
@@ -177,16 +186,18 @@ int SimFabric::connect(SimPort* a, SimPort* b) {
   return id;
 }
 
-void SimFabric::cut_link(int link, uint64_t at_ns) {
+void SimFabric::cut_link(int link, uint64_t at_ns, uint64_t until_ns) {
   assert(link >= 0 && static_cast<size_t>(link) < links_.size());
   for (auto& h : links_[static_cast<size_t>(link)].dir) {
-    if (at_ns < h.cut_at) h.cut_at = at_ns;
+    h.cut_at = at_ns;
+    h.cut_until = until_ns;
   }
 }
 
 // ---- SimFabric: scheduler ---------------------------------------------------
 
 void SimFabric::push(uint64_t t, EvKind kind, uint32_t target, Packet* p) {
+  if (kind != EvKind::kStep) ++in_flight_;
   events_.push(Event{t, seq_++, p, target, kind});
 }
 
@@ -219,8 +230,12 @@ uint64_t SimFabric::run(uint64_t until_ns) {
     clock_.set(ev.time);
     ++count;
     ++stats_.events;
-    if (ev.kind == EvKind::kStep) step(ev.time, ev.target, ev.seq);
-    else deliver(ev.time, ports_[ev.target].get(), ev.pkt, ev.kind == EvKind::kDeliverCorrupt);
+    if (ev.kind == EvKind::kStep) {
+      step(ev.time, ev.target, ev.seq);
+    } else {
+      --in_flight_;
+      deliver(ev.time, ports_[ev.target].get(), ev.pkt, ev.kind == EvKind::kDeliverCorrupt);
+    }
   }
   return count;
 }
@@ -260,7 +275,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
     Link& link = links_[link_id];
     const int d = from->side_;
     Link::Half& h = link.dir[d];
-    if (h.cut_at <= now) {
+    if (h.cut(now)) {
       ++stats_.frames_offered;
       ++stats_.cut_dropped;
       trace(now, link_tag(kTrCut, link_id, d), p->len);
@@ -353,7 +368,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
 void SimFabric::deliver(uint64_t now, SimPort* to, Packet* p, bool corrupt) {
   const auto link_id = static_cast<uint32_t>(to->link_);
   const int d = 1 - to->side_;  // the direction that carries frames into `to`
-  if (links_[link_id].dir[d].cut_at <= now) {
+  if (links_[link_id].dir[d].cut(now)) {
     ++stats_.cut_dropped;
     trace(now, link_tag(kTrCut, link_id, d), p->len);
     p->free();

@@ -121,9 +121,10 @@ class SimFabric {
   // Cable two unconnected ports; returns the link id. Random streams derive
   // from (seed, link id, direction).
   int connect(SimPort* a, SimPort* b);
-  // The link goes down at virtual time t (both directions); frames in flight
-  // after t are lost and link_state() reports kDown.
-  void cut_link(int link, uint64_t at_ns);
+  // The link goes down at virtual time t (both directions) until `until_ns`
+  // (kNever: for good); frames in flight meanwhile are lost and link_state()
+  // reports kDown.
+  void cut_link(int link, uint64_t at_ns, uint64_t until_ns = kNever);
 
   // Ask for node to be stepped at time t (e.g. its first boot step).
   void wake(uint32_t node, uint64_t at_ns);
@@ -132,7 +133,11 @@ class SimFabric {
   // is called. Returns the number of events processed.
   uint64_t run(uint64_t until_ns = kNever);
   void stop() { stop_ = true; }
+  // Nothing at all is scheduled (with keepalives on, never while a node runs).
   bool idle() const { return events_.empty(); }
+  // No frame on any wire and none waiting in an rx ring: what a test waits
+  // for before it counts buffers (idle nodes still wake for their timers).
+  bool quiet() const;
 
   // Not owned; must outlive the fabric's run() calls. nullptr: none.
   void set_corrupt_observer(SimCorruptObserver* o) { corrupt_observer_ = o; }
@@ -172,6 +177,7 @@ class SimFabric {
   std::vector<Link> links_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
+  uint64_t in_flight_ = 0;  // deliveries scheduled
   uint64_t trace_hash_ = 0xcbf29ce484222325ull;
   FabricStats stats_;
   SimCorruptObserver* corrupt_observer_ = nullptr;
