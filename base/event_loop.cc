@@ -282,16 +282,27 @@ bool EventLoop::run_once() {
 void EventLoop::idle_reset() {
   idle_rounds_ = 0;
   sleep_ns_ = 0;
+  idle_since_ = 0;
 }
 
 void EventLoop::idle_step(uint64_t hard_deadline) {
   // The sim scheduler owns virtual time: sleeping would only stall it.
   if (clock_.is_virtual()) return;
-  if (idle_rounds_ < tuning::kIdleSpinRounds + tuning::kIdlePauseRounds) {
-    // With more nodes than cores a spinning node holds the core its peer
-    // needs to answer: give it up (returns at once when nobody else waits).
-    if (yield_when_idle_) sched_yield();
-    else if (idle_rounds_ >= tuning::kIdleSpinRounds) cpu_relax();
+  if (yield_when_idle_) {
+    // More nodes than cores: a spinning node holds the core its peer needs
+    // to answer. Hand the core over at once, every idle round (sched_yield
+    // returns at once when nobody else waits); sleep only after a while
+    // with nothing at all to do (a sleeping node is woken by nothing but
+    // its timeout, and a collective waiting on it would wait that long).
+    const uint64_t t = now();
+    if (idle_since_ == 0) idle_since_ = t;
+    if (t - idle_since_ < tuning::kIdleYieldNs) {
+      sched_yield();
+      ++idle_rounds_;
+      return;
+    }
+  } else if (idle_rounds_ < tuning::kIdleSpinRounds + tuning::kIdlePauseRounds) {
+    if (idle_rounds_ >= tuning::kIdleSpinRounds) cpu_relax();
     ++idle_rounds_;
     return;
   }

@@ -161,6 +161,7 @@ class EventLoop {
   uint32_t idle_rounds_ = 0;
   bool yield_when_idle_ = false;
   uint64_t sleep_ns_ = 0;
+  uint64_t idle_since_ = 0;  // yield mode: when this idle stretch began (0: not yet)
   IdleStats idle_;
 };
 

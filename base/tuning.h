@@ -11,6 +11,7 @@ constexpr uint32_t kTimerWheelSlots = 1024;     // one revolution = 1.024 ms
 static_assert((kTimerWheelSlots & (kTimerWheelSlots - 1)) == 0, "power of two");
 constexpr uint32_t kIdleSpinRounds = 2000;      // idle rounds spent spinning
 constexpr uint32_t kIdlePauseRounds = 2000;     // then rounds with a pause insn
+constexpr uint64_t kIdleYieldNs = 20 * 1000 * 1000;    // yield mode: yield this long before sleeping
 constexpr uint64_t kIdleSleepMinNs = 20 * 1000;        // first sleep
 constexpr uint64_t kIdleSleepMaxNs = 1000 * 1000;      // sleeps double up to this
 static_assert(kIdleSleepMinNs <= kIdleSleepMaxNs);

@@ -44,7 +44,7 @@ namespace {
 [[maybe_unused]] const bool kRegistryBuilt = !algorithms().empty();
 }  // namespace
 
-const AlgoInfo* find_algo(CollKind kind, const std::string& name) {
+const AlgoInfo* find_algo(CollKind kind, std::string_view name) {
   for (const AlgoInfo& a : algorithms())
     if (a.kind == kind && name == a.name) return &a;
   return nullptr;

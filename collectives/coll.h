@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -116,7 +117,7 @@ struct AlgoInfo {
 // Every algorithm of the library, in a fixed order; the registry is filled
 // by the four groups below (collectives/algos/<group>/registry.cc).
 const std::vector<AlgoInfo>& algorithms();
-const AlgoInfo* find_algo(CollKind kind, const std::string& name);
+const AlgoInfo* find_algo(CollKind kind, std::string_view name);
 // Names of the algorithms of a kind, comma separated (for error messages and --help).
 std::string algo_names(CollKind kind);
 

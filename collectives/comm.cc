@@ -34,6 +34,12 @@ Comm::Comm(NetStack& net, Messenger& msgr, EventLoop& loop, const Logger& log, u
   info_.size = static_cast<uint32_t>(net.dims().nodes());
   info_.rank = static_cast<uint32_t>(toroid::rank_of(net.me(), net.dims()));
   info_.world = true;
+  // TOROID_ALGO_<KIND> (e.g. TOROID_ALGO_REDUCE_SCATTER=ring) forces an algorithm.
+  for (int k = 0; k < kCollKinds; ++k) {
+    std::string env = std::string("TOROID_ALGO_") + coll_kind_name(static_cast<CollKind>(k));
+    for (char& ch : env) ch = ch == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (const char* e = std::getenv(env.c_str()); e && *e) env_algo_[k] = e;
+  }
 }
 
 Comm::Comm(Comm& parent, const Coord& origin, const Dims& shape, uint16_t context)
@@ -53,6 +59,7 @@ Comm::Comm(Comm& parent, const Coord& origin, const Dims& shape, uint16_t contex
   info_.rank = static_cast<uint32_t>(toroid::rank_of(off, shape));
   info_.world = shape.nodes() == w.nodes();
   link_down_ = parent.link_down_;
+  env_algo_ = parent.env_algo_;
   sub_ = true;
   loop_.add_poller(this);
 }
@@ -228,7 +235,7 @@ Result<uint64_t> Comm::send_msg(uint32_t peer, const void* data, size_t len, uin
 
 // ---- collectives ----
 
-Status Comm::prepare(CollArgs& a, const std::string& want, const AlgoInfo** info) {
+Status Comm::prepare(CollArgs& a, std::string_view want, const AlgoInfo** info) {
   const char* kind = coll_kind_name(a.kind);
   if (static_cast<int>(a.kind) >= kCollKinds) return error(Code::kInvalid, "unknown collective %d", int(a.kind));
   if (coll_reduces(a.kind) && a.dtype != DType::kAluWord) {
@@ -256,29 +263,39 @@ Status Comm::prepare(CollArgs& a, const std::string& want, const AlgoInfo** info
     if (a.op == ROp::kSum && a.kind != CollKind::kAllreduce)
       return error(Code::kUnsupported, "%s: exact float sum is implemented for allreduce only", kind);
   }
-  std::string name = want;
-  if (name.empty()) {
-    std::string env = std::string("TOROID_ALGO_") + kind;
-    for (char& ch : env) ch = ch == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    if (const char* e = std::getenv(env.c_str()); e && *e) name = e;
+  const std::string_view name = want.empty() ? std::string_view(env_algo_[static_cast<int>(a.kind)]) : want;
+  Choice& memo = choice_[static_cast<int>(a.kind)];
+  if (memo.same(a, name)) {
+    *info = memo.info;
+    return Status::ok();
   }
   if (!name.empty()) {
     const AlgoInfo* found = find_algo(a.kind, name);
+    const std::string n(name);
     if (!found)
-      return error(Code::kInvalid, "%s: unknown algorithm '%s' (known: %s)", kind, name.c_str(),
-                   algo_names(a.kind).c_str());
+      return error(Code::kInvalid, "%s: unknown algorithm '%s' (known: %s)", kind, n.c_str(), algo_names(a.kind).c_str());
     const std::string why = algo_unusable(*found, info_, a);
-    if (!why.empty()) return error(Code::kUnsupported, "%s %s: not applicable: %s", kind, name.c_str(), why.c_str());
+    if (!why.empty()) return error(Code::kUnsupported, "%s %s: not applicable: %s", kind, n.c_str(), why.c_str());
     *info = found;
-    return Status::ok();
+  } else {
+    auto chosen = select_algo(info_, a);
+    if (!chosen) return chosen.status();
+    *info = *chosen;
   }
-  auto chosen = select_algo(info_, a);
-  if (!chosen) return chosen.status();
-  *info = *chosen;
+  memo.valid = true;
+  memo.dtype = a.dtype;
+  memo.op = a.op;
+  memo.repro = a.repro;
+  memo.count = a.count;
+  memo.root = a.root;
+  memo.buffer_blocks = a.buffer_blocks;
+  memo.in_place = a.in_place();
+  memo.want.assign(name);
+  memo.info = *info;
   return Status::ok();
 }
 
-Status Comm::start(const CollArgs& args_in, const std::string& algo) {
+Status Comm::start(const CollArgs& args_in, std::string_view algo) {
   reclaim_sends();
   CollArgs a = args_in;
   const char* kind = coll_kind_name(a.kind);
@@ -289,21 +306,35 @@ Status Comm::start(const CollArgs& args_in, const std::string& algo) {
   if (Status st = prepare(a, algo, &info); !st) return st;
   const bool exact = a.repro == Repro::kExact && a.kind == CollKind::kAllreduce && dtype_is_float(a.dtype) &&
                      a.op == ROp::kSum;
+  // The algorithm objects are reused between operations of the same
+  // algorithm (their buffers and plans with them); names are assigned into
+  // the same string: steady state allocates nothing here.
   if (exact) {
-    algo_ = make_exact_sum(*info);
-    if (!algo_) return error(Code::kUnsupported, "%s: exact mode is not available", kind);
-    algo_name_ = std::string(info->name) + " (exact)";
+    if (exact_inner_ != info || algo_info_ != nullptr || !algo_) {
+      algo_ = make_exact_sum(*info);
+      if (!algo_) return error(Code::kUnsupported, "%s: exact mode is not available", kind);
+      exact_inner_ = info;
+    }
+    algo_name_.assign(info->name);
+    algo_name_.append(" (exact)");
+    algo_info_ = nullptr;
   } else {
-    if (algo_info_ != info || !algo_) algo_ = info->make();  // reuse the object between operations
-    algo_name_ = info->name;
+    if (algo_info_ != info || !algo_) algo_ = info->make();
+    algo_name_.assign(info->name);
+    algo_info_ = info;
+    exact_inner_ = nullptr;
   }
-  algo_info_ = exact ? nullptr : info;
   ++tag_;
   active_ = true;
   finished_ = false;
   result_ = Status::ok();
   ++ctr_.ops_started;
-  loop_.timers().arm(deadline_, loop_.now() + timeout_ns_);
+  // The deadline timer is lazy (as the barrier network's): armed once and
+  // left armed across operations; when it fires it compares with this
+  // operation's deadline. Arming and cancelling a far-out timer per
+  // operation would cost the timer wheel a scan for its next deadline.
+  op_deadline_ = loop_.now() + timeout_ns_;
+  if (!deadline_.armed() || deadline_.deadline() > op_deadline_) loop_.timers().arm(deadline_, op_deadline_);
   Status st = algo_->start(*this, a);
   if (!st) {
     finish(st);
@@ -314,7 +345,6 @@ Status Comm::start(const CollArgs& args_in, const std::string& algo) {
 }
 
 void Comm::finish(Status st) {
-  loop_.timers().cancel(deadline_);
   active_ = false;
   finished_ = true;
   if (st) ++ctr_.ops_ok;
@@ -347,7 +377,7 @@ Status Comm::wait() {
   return result_;
 }
 
-Status Comm::run(const CollArgs& args, const std::string& algo) {
+Status Comm::run(const CollArgs& args, std::string_view algo) {
   if (Status st = start(args, algo); !st) return st;
   return wait();
 }
@@ -380,7 +410,7 @@ Status Comm::barrier() {
   return run(a);
 }
 
-Status Comm::start_allreduce_sum_i64(int64_t* data, uint64_t count, const std::string& algo) {
+Status Comm::start_allreduce_sum_i64(int64_t* data, uint64_t count, std::string_view algo) {
   CollArgs a;
   a.kind = CollKind::kAllreduce;
   a.recv = data;
@@ -390,7 +420,7 @@ Status Comm::start_allreduce_sum_i64(int64_t* data, uint64_t count, const std::s
   return start(a, algo);
 }
 
-Status Comm::start_barrier(const std::string& algo) {
+Status Comm::start_barrier(std::string_view algo) {
   CollArgs a;
   a.kind = CollKind::kBarrier;
   return start(a, algo);
@@ -417,7 +447,11 @@ bool Comm::poll() {
 
 void Comm::on_timeout(void* self) {
   auto* c = static_cast<Comm*>(self);
-  if (!c->active_) return;
+  if (!c->active_) return;  // left armed after the operation finished: nothing to do
+  if (c->loop_.now() < c->op_deadline_) {  // armed for an earlier operation: this one's is later
+    c->loop_.timers().arm(c->deadline_, c->op_deadline_);
+    return;
+  }
   char dur[32];
   const std::string waiting = c->algo_->waiting_for();
   c->algo_->abort();

@@ -23,9 +23,11 @@
 // caller names one (argument, or TOROID_ALGO_<KIND> in the environment, e.g.
 // TOROID_ALGO_ALLREDUCE=ring).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/event_loop.h"
@@ -89,7 +91,7 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
 
   // ---- collectives ----
   // algo: "" = the selector's choice (or TOROID_ALGO_<KIND>).
-  Status start(const CollArgs& args, const std::string& algo = "");
+  Status start(const CollArgs& args, std::string_view algo = {});
   bool in_flight() const { return active_; }
   // True once the operation has finished; *result is its status.
   bool test(Status* result);
@@ -98,7 +100,7 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   bool cancel(const Status& why);
   // Drive the event loop until the operation finishes (bounded by its deadline).
   Status wait();
-  Status run(const CollArgs& args, const std::string& algo = "");  // start + wait
+  Status run(const CollArgs& args, std::string_view algo = {});  // start + wait
   const std::string& algo() const { return algo_name_; }            // of the current/last operation
   uint64_t timeout_ns() const { return timeout_ns_; }               // one operation's deadline
   CollAlgo* active_algo() { return algo_.get(); }
@@ -108,8 +110,8 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   Status bcast(void* buf, uint64_t count, DType t, uint32_t root);
   Status barrier();
   // Non-blocking shorthands kept for the bench job and older tests.
-  Status start_allreduce_sum_i64(int64_t* data, uint64_t count, const std::string& algo = "");
-  Status start_barrier(const std::string& algo = "");
+  Status start_allreduce_sum_i64(int64_t* data, uint64_t count, std::string_view algo = {});
+  Status start_barrier(std::string_view algo = {});
 
   // ---- point-to-point ----
   Status send(uint32_t dst, const void* data, size_t len);
@@ -172,7 +174,24 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   // A sub-communicator of parent over the box [origin, origin+shape) (world coordinates).
   Comm(Comm& parent, const Coord& origin, const Dims& shape, uint16_t context);
   Result<std::unique_ptr<Comm>> make_sub(const Coord& origin, const Dims& shape);
-  Status prepare(CollArgs& args, const std::string& want, const AlgoInfo** info);
+  Status prepare(CollArgs& args, std::string_view want, const AlgoInfo** info);
+  // The last algorithm chosen per collective and what it was chosen for: an
+  // operation of the same shape reuses the choice (selection allocates).
+  struct Choice {
+    bool valid = false;
+    DType dtype = DType::kInt64;
+    ROp op = ROp::kSum;
+    Repro repro = Repro::kNone;
+    uint64_t count = 0;
+    uint32_t root = 0, buffer_blocks = 0;
+    bool in_place = false;
+    std::string want;  // the forced name ("" for the selector's choice)
+    const AlgoInfo* info = nullptr;
+    bool same(const CollArgs& a, std::string_view w) const {
+      return valid && a.dtype == dtype && a.op == op && a.repro == repro && a.count == count && a.root == root &&
+             a.buffer_blocks == buffer_blocks && a.in_place() == in_place && w == want;
+    }
+  };
   void finish(Status st);
   void reclaim_sends();
   static void on_timeout(void* self);
@@ -191,9 +210,13 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   bool active_ = false;
   bool finished_ = false;
   std::string algo_name_;
+  std::array<std::string, kCollKinds> env_algo_;  // TOROID_ALGO_<KIND>, read when the communicator is made
+  std::array<Choice, kCollKinds> choice_;
+  const AlgoInfo* exact_inner_ = nullptr;          // the inner algorithm of algo_ in exact mode
   Status result_;
   Status link_down_;
   Timer deadline_;
+  uint64_t op_deadline_ = 0;  // the running operation's deadline (deadline_ may be armed earlier)
   std::vector<Inbox> inbox_;
   std::unique_ptr<CollAlgo> algo_;
   const AlgoInfo* algo_info_ = nullptr;

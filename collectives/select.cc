@@ -1,5 +1,6 @@
 #include "collectives/select.h"
 
+#include <initializer_list>
 #include <vector>
 
 namespace toroid {
@@ -10,7 +11,19 @@ constexpr uint64_t kSmall = 2048;        // bytes per node: latency-bound below
 constexpr uint64_t kTreeMax = 64 * 1024; // the combine network wins up to here
 constexpr uint64_t kBruckMax = 256;      // bytes per alltoall block
 
-std::vector<const char*> preferences(const CommInfo& c, const CollArgs& a) {
+// At most five preferences: a fixed array, no allocation per operation.
+struct Prefs {
+  const char* names[5] = {};
+  int n = 0;
+  Prefs(std::initializer_list<const char*> l) {
+    for (const char* x : l)
+      if (n < 5) names[n++] = x;
+  }
+  const char* const* begin() const { return names; }
+  const char* const* end() const { return names + n; }
+};
+
+Prefs preferences(const CommInfo& c, const CollArgs& a) {
   const uint64_t bytes = a.count * a.esize;
   switch (a.kind) {
     case CollKind::kAllreduce:

@@ -33,6 +33,11 @@ HeapPacketPool::~HeapPacketPool() {
   }
 }
 
+void HeapPacketPool::reserve(uint32_t n) {
+  while (stats_.capacity < n && grow()) {
+  }
+}
+
 bool HeapPacketPool::grow() {
   if (stats_.capacity >= max_packets_) return false;
   const uint64_t left = max_packets_ - stats_.capacity;

@@ -106,6 +106,8 @@ class HeapPacketPool final : public PacketPool {
   Packet* alloc() override;
   void free(Packet* p) override;
   uint32_t buf_size() const override { return buf_size_; }
+  // Create up to n packets now (at most max_packets) instead of on demand.
+  void reserve(uint32_t n);
 
  private:
   bool grow();

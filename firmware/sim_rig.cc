@@ -114,10 +114,12 @@ Status SimRig::build() {
   const auto cabling = default_ports(dims, "sim");
   const uint32_t n = dims.nodes();
   nodes_.reserve(n);
+  if (opt_.preallocate) fabric_->reserve_events(16384 * static_cast<size_t>(n));
   for (uint32_t r = 0; r < n; ++r) {
     auto sn = std::make_unique<SimNode>();
     const uint32_t id = fabric_->add_node(sn.get());
     for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, tuning::kSimFrameBytes));
+    if (opt_.preallocate) sn->pool.reserve(tuning::kSimPoolMaxPackets / 4);
     nodes_.push_back(std::move(sn));
   }
   // Port index of each direction in the cabling order.

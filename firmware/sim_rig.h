@@ -48,6 +48,10 @@ struct SimOptions {
   // coordinates within it); the fabric stays one torus, so every
   // partition's x wrap cables cross into the next one.
   std::vector<std::string> partitions;
+  // Create every node's packets and the fabric's event room at build time
+  // instead of on demand (the allocation test's steady state; costs memory
+  // at scale, so off by default).
+  bool preallocate = false;
 };
 
 struct SimSummary {

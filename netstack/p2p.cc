@@ -8,6 +8,10 @@
 
 namespace toroid {
 
+namespace {
+constexpr uint32_t kInitialMsgs = 32;  // message records made up front
+}  // namespace
+
 using wire::MsgHeader;
 using wire::MsgKind;
 using wire::TorusHeader;
@@ -30,8 +34,18 @@ Messenger::Messenger(NetStack& net, const MessengerConfig& cfg) : net_(net), cfg
   // divides it stays whole), unless the ports are smaller than that.
   const uint32_t room = body > kMsgHeaders ? body - kMsgHeaders : 0;
   seg_payload_ = room >= 128 ? room / 64 * 64 : room;
+  // Room for the usual in-flight state up front, so steady traffic does not
+  // allocate: sends, credits owed, gated messages, message records.
   active_.reserve(16);
   credit_due_.reserve(16);
+  gated_.reserve(16);
+  msg_store_.reserve(kInitialMsgs);
+  for (uint32_t i = 0; i < kInitialMsgs; ++i) {
+    InMsg* m = new InMsg();
+    msg_store_.push_back(m);
+    m->next = free_msgs_;
+    free_msgs_ = m;
+  }
 }
 
 Messenger::~Messenger() {
@@ -126,6 +140,11 @@ void Messenger::reset(const Status& why) {
     }
     *pr = Peer{};
   }
+  // Whole messages waiting for a receive: sent before the reset, so their
+  // senders' numbering no longer covers them.
+  while (InMsg* m = unexpected_head_) free_msg(m);
+  for (Peer* pr : peer_store_) *pr = Peer{};
+  spill_check_ = false;
   credit_due_.clear();  // (dropping held frames queued credits for peers that start over)
   gated_.clear();
   held_frames_ = 0;

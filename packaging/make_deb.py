@@ -27,7 +27,9 @@ import tempfile
 # DPDK drivers that EAL loads from its plugin directory at run time: no
 # binary links them, so dpkg-shlibdeps cannot see them.
 DPDK_PLUGINS = ("net_memif", "net_af_packet", "net_virtio", "mempool_ring", "bus_vdev", "bus_pci")
-RECOMMENDS = "python3, qemu-system-x86, pkg-config, libpcap-dev"
+# The toroid CLI is a Python program (standard library only).
+DEPENDS = ["python3"]
+RECOMMENDS = "qemu-system-x86, pkg-config, libpcap-dev"
 SUGGESTS = "tshark"
 MAINTAINER = "Toroid maintainers <maintainers@toroid.invalid>"
 
@@ -107,7 +109,7 @@ def main(argv):
                         "Upstream-Name: toroid\n\nFiles: *\nLicense: Apache-2.0\n"
                         " On Debian systems the license is in /usr/share/common-licenses/Apache-2.0.\n")
             elves = [f"usr/bin/{b}" for b in ("toroid-sim", "toroid-node", "toroid-rig")]
-            depends = ", ".join([shlib_depends(root, elves)] + plugin_packages())
+            depends = ", ".join([shlib_depends(root, elves)] + plugin_packages() + DEPENDS)
             size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs) // 1024
             os.makedirs(os.path.join(root, "DEBIAN"))
             with open(os.path.join(root, "DEBIAN", "control"), "w") as f:

@@ -201,6 +201,16 @@ void SimFabric::push(uint64_t t, EvKind kind, uint32_t target, Packet* p) {
   events_.push(Event{t, seq_++, p, target, kind});
 }
 
+void SimFabric::reserve_events(size_t n) {
+  std::vector<Event> v;
+  v.reserve(std::max(n, events_.size()));
+  while (!events_.empty()) {
+    v.push_back(events_.top());
+    events_.pop();
+  }
+  events_ = decltype(events_)(std::greater<Event>(), std::move(v));
+}
+
 void SimFabric::trace(uint64_t a, uint64_t b, uint64_t c) {
   uint64_t h = trace_hash_;
   h = mix64(h ^ a);

@@ -128,6 +128,8 @@ class SimFabric {
 
   // Ask for node to be stepped at time t (e.g. its first boot step).
   void wake(uint32_t node, uint64_t at_ns);
+  // Room for n pending events now, so the event queue does not grow later.
+  void reserve_events(size_t n);
 
   // Run events until none is left, virtual time passes until_ns, or stop()
   // is called. Returns the number of events processed.

@@ -44,9 +44,12 @@
 //                                  (integers are exact in any order: an integer
 //                                  reduction runs once, repro none).
 //   sizes=8,32,...                 (bytes; default 8 B .. 4 MiB by x4, and 4 MiB)
-//   reps=N                         (default 20; sizes of 1 MiB and more
-//                                   run max(5, N/4), at most N)
-//   warmup=N                       (default 2; 1 from 1 MiB up)
+//   reps=N                         (default by size, as OSU does: 1000 up to
+//                                   1 KiB, 500 to 16 KiB, 100 to 256 KiB, 40 to
+//                                   1 MiB, 20 above; given N: sizes of 1 MiB and
+//                                   more run max(5, N/4), at most N)
+//   warmup=N                       (default a tenth of the repetitions, at
+//                                   least 2; with reps=N: 2, 1 from 1 MiB up)
 //   wait=spin|idle                 (default spin: while an operation or the barrier
 //                                   before it is in flight the job reports work, so
 //                                   the event loop neither sleeps nor yields, as an

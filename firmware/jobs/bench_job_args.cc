@@ -1,8 +1,10 @@
 // The bench job's arguments (firmware/jobs/bench_job.h): collectives,
 // algorithms per collective, datatype variants, sizes and repetitions.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
+#include "base/text.h"
 #include "firmware/jobs/bench_job.h"
 
 namespace toroid {
@@ -11,29 +13,6 @@ namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 constexpr uint64_t kMaxBytes = 64 * kMiB;
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t end = s.find(sep, pos);
-    if (end == std::string::npos) end = s.size();
-    out.push_back(s.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return out;
-}
-
-bool parse_u64(const std::string& s, uint64_t* out) {
-  if (s.empty() || s.size() > 12) return false;
-  uint64_t v = 0;
-  for (char ch : s) {
-    if (ch < '0' || ch > '9') return false;
-    v = v * 10 + static_cast<uint64_t>(ch - '0');
-  }
-  *out = v;
-  return true;
-}
 
 // "4096", "4k", "4K", "4KiB", "4m", "4MiB" -> bytes.
 bool parse_size(std::string s, uint64_t* out) {
@@ -58,7 +37,7 @@ bool parse_size(std::string s, uint64_t* out) {
   }
   if (mult == 1 && s.size() > 1 && (s.back() == 'B' || s.back() == 'b')) s.pop_back();
   uint64_t v;
-  if (!parse_u64(s, &v)) return false;
+  if (!parse_u64(s, &v) || v > UINT64_MAX / mult) return false;
   *out = v * mult;
   return true;
 }
@@ -74,7 +53,7 @@ std::string joined(const std::vector<std::string>& v) {
 template <typename T, typename F>
 Result<std::vector<T>> parse_list(const char* option, const std::string& v, F parse) {
   std::vector<T> out;
-  for (const auto& item : split(v, ',')) {
+  for (const auto& item : split_list(v, ',')) {
     auto x = parse(item);
     if (!x) return error(Code::kInvalid, "bench: --%s: %s", option, x.status().message().c_str());
     if (std::find(out.begin(), out.end(), *x) == out.end()) out.push_back(*x);
@@ -87,7 +66,7 @@ Result<std::vector<T>> parse_list(const char* option, const std::string& v, F pa
 // first group of a collective replaces its default list, later ones add to it.
 Status parse_algos(const std::string& v, BenchSpec* spec) {
   std::vector<std::string> seen;
-  for (const auto& group : split(v, ';')) {
+  for (const auto& group : split_list(v, ';')) {
     std::string coll = "allreduce", names = group;
     if (const size_t eq = group.find('='); eq != std::string::npos) {
       coll = group.substr(0, eq);
@@ -101,7 +80,7 @@ Status parse_algos(const std::string& v, BenchSpec* spec) {
       seen.push_back(coll);
       list.clear();
     }
-    for (const auto& a : split(names, ',')) {
+    for (const auto& a : split_list(names, ',')) {
       std::vector<std::string> add;
       if (a == kBenchAuto) {
         add.push_back(a);
@@ -158,7 +137,7 @@ Result<BenchSpec> parse_bench_args(const std::map<std::string, std::string>& arg
   for (const auto& [k, v] : args) {
     if (k == "colls") {
       s.colls.clear();
-      for (const auto& c : split(v, ',')) {
+      for (const auto& c : split_list(v, ',')) {
         auto kind = bench_coll_kind(c);
         if (!kind) return error(Code::kInvalid, "bench: --colls: %s", kind.status().message().c_str());
         const std::string name = bench_coll_name(*kind);
@@ -181,7 +160,7 @@ Result<BenchSpec> parse_bench_args(const std::map<std::string, std::string>& arg
       s.repros = *l;
     } else if (k == "sizes") {
       s.sizes.clear();
-      for (const auto& x : split(v, ',')) {
+      for (const auto& x : split_list(v, ',')) {
         uint64_t b;
         if (!parse_size(x, &b) || b == 0 || b > kMaxBytes)
           return error(Code::kInvalid, "bench: --sizes: '%s' is not a size of 1 B .. 64 MiB (e.g. 8, 4096, 64k, 4M)",
@@ -210,7 +189,7 @@ Result<BenchSpec> parse_bench_args(const std::map<std::string, std::string>& arg
   }
   // Algorithms named for a collective that does not run: a mistake, not a no-op.
   if (auto it = args.find("algos"); it != args.end()) {
-    for (const auto& group : split(it->second, ';')) {
+    for (const auto& group : split_list(it->second, ';')) {
       const size_t eq = group.find('=');
       auto kind = bench_coll_kind(eq == std::string::npos ? "allreduce" : group.substr(0, eq));
       if (!kind) return kind.status();  // checked above already
@@ -223,13 +202,26 @@ Result<BenchSpec> parse_bench_args(const std::map<std::string, std::string>& arg
   return s;
 }
 
+// Without --reps, OSU's habit: many repetitions of small operations (a
+// median of 20 microsecond figures says little on a machine whose vCPUs
+// change speed every few seconds), few of large ones.
 uint32_t bench_reps_for(const BenchSpec& s, uint64_t bytes) {
+  if (!s.reps_given) {
+    if (bytes <= 1024) return 1000;
+    if (bytes <= 16 * 1024) return 500;
+    if (bytes <= 256 * 1024) return 100;
+    if (bytes <= kMiB) return 40;
+    return 20;
+  }
   if (bytes < kMiB) return s.reps;
   return std::min(s.reps, std::max<uint32_t>(5, s.reps / 4));
 }
 
+// Without --warmup: a tenth of the repetitions, at least 2.
 uint32_t bench_warmup_for(const BenchSpec& s, uint64_t bytes) {
-  if (s.warmup_given || bytes < kMiB) return s.warmup;
+  if (s.warmup_given) return s.warmup;
+  if (!s.reps_given) return std::max<uint32_t>(2, bench_reps_for(s, bytes) / 10);
+  if (bytes < kMiB) return s.warmup;
   return std::min<uint32_t>(s.warmup, 1);
 }
 

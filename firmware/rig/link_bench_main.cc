@@ -395,10 +395,20 @@ int main(int argc, char** argv) {
   printf("link bench over %s (max frame %u B), client on CPU %d, server on CPU %d\n", driver.c_str(), max_frame,
          client_cpu, server_cpu);
   // The server answers once it polls; until then a ping may go unanswered.
-  bool up = false;
-  for (int k = 0; k < 500 && !up; ++k) up = ping(port, kMinFrame, 1000000000ull + k) != 0;
+  // Bounded: about 10 s in all, and at once if the server has exited.
+  bool up = false, server_gone = false;
+  int server_st = 0;
+  const uint64_t give_up = now_ns() + 10 * kSec;
+  for (int k = 0; k < 500 && !up && !server_gone && now_ns() < give_up; ++k) {
+    up = ping(port, kMinFrame, 1000000000ull + k) != 0;
+    server_gone = !up && waitpid(child, &server_st, WNOHANG) == child;
+  }
   if (!up) {
-    fprintf(stderr, "toroid-linkbench: no answer from the server\n");
+    if (server_gone)
+      fprintf(stderr, "toroid-linkbench: no answer from the server: it exited (%s)\n",
+              describe_exit(server_st).c_str());
+    else
+      fprintf(stderr, "toroid-linkbench: no answer from the server\n");
     rc = 1;
   }
   uint64_t seq = 0;

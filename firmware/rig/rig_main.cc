@@ -61,12 +61,13 @@ const char kUsage[] =
     "  --op LIST             reduction ops (default sum)\n"
     "  --repro LIST          none,fixed-order,exact (float reductions; default none)\n"
     "  --sizes LIST          bytes, e.g. 8,4096,64k,4M (default 8 B .. 4 MiB, x4)\n"
-    "  --reps N              timed repetitions per size (default 20; fewer from 1 MiB)\n"
+    "  --reps N              timed repetitions per size (default by size: 1000 up to\n"
+    "                        1 KiB .. 20 above 1 MiB)\n"
     "  --wait spin|idle      how a node waits for its operation (default spin; idle\n"
     "                        when there are more nodes than CPUs)\n"
     "  --json FILE           bench: also write the sweep as a JSON array to FILE\n"
-    "  --frame N             memif frame size: 1518 (the default) or 9000 (bsize=9216\n"
-    "                        on every port, 9216-byte buffers, --pool 4095)\n"
+    "  --frame N             memif frame size: 9000 (the default: bsize=9216\n"
+    "                        on every port, 9216-byte buffers, --pool 4095) or 1518\n"
     "  --run-dir DIR         where rig-YYYYmmdd-HHMMSS/ goes (default ./run)\n"
     "  --timeout D           every node's verdict within D of the launch, else\n"
     "                        it is stopped and reported (default 60s)\n"
@@ -128,7 +129,7 @@ std::string self_dir() {
 
 int main(int argc, char** argv) {
   RigOptions opt;
-  bool have_dims = false, have_job = false, have_timeout = false;
+  bool have_dims = false, have_job = false, have_timeout = false, frame_given = false;
   std::string kill_spec, remove_spec;
   std::vector<std::string> swap_specs;
   for (ArgWalker w(argc, argv); w.next();) {
@@ -206,6 +207,7 @@ int main(int argc, char** argv) {
       if (v.empty()) return usage_error("--json needs a file name");
       opt.json_path = v;
     } else if (arg == "--frame") {
+      frame_given = true;
       if (v == "1518") opt.frame = 0;
       else if (v == "9000") opt.frame = 9000;
       else return usage_error("--frame '" + v + "': use 1518 or 9000");
@@ -314,6 +316,8 @@ int main(int argc, char** argv) {
     return usage_error("--swap-veths is an option of --driver af_xdp or af_packet");
   if (opt.remove_socket && is_kernel_driver(opt.driver))
     return usage_error("--remove-socket is an option of --driver memif or uring (kernel links have no sockets)");
+  // memif carries 9000-byte frames when both ends say so: the default there.
+  if (!frame_given && opt.driver == "memif") opt.frame = 9000;
   if (opt.frame == 9000) {
     if (opt.driver != "memif")
       return usage_error("--frame 9000 needs --driver memif (a uring node's buffers hold 2048-byte frames)");

@@ -93,10 +93,14 @@ TEST(HostBench, ArgumentsHaveDefaultsAndErrorsNameTheArgument) {
   UNSIGNED_LONGLONGS_EQUAL(8, sizes.front());
   UNSIGNED_LONGLONGS_EQUAL(4u << 20, sizes.back());
   UNSIGNED_LONGLONGS_EQUAL(2u << 20, sizes[sizes.size() - 2]);
-  LONGS_EQUAL(20, bench_reps_for(*d, 8));
-  LONGS_EQUAL(5, bench_reps_for(*d, 4u << 20));
-  LONGS_EQUAL(2, bench_warmup_for(*d, 8));
-  LONGS_EQUAL(1, bench_warmup_for(*d, 4u << 20));
+  // OSU-style defaults: many repetitions of small operations, few of large.
+  LONGS_EQUAL(1000, bench_reps_for(*d, 8));
+  LONGS_EQUAL(500, bench_reps_for(*d, 4096));
+  LONGS_EQUAL(100, bench_reps_for(*d, 65536));
+  LONGS_EQUAL(40, bench_reps_for(*d, 1u << 20));
+  LONGS_EQUAL(20, bench_reps_for(*d, 4u << 20));
+  LONGS_EQUAL(100, bench_warmup_for(*d, 8));
+  LONGS_EQUAL(2, bench_warmup_for(*d, 4u << 20));
 
   auto s = parse_bench_args({{"colls", "barrier,allreduce,reduce-scatter"}, {"sizes", "8,64k,4M"}, {"reps", "3"}});
   CHECK(s.is_ok());

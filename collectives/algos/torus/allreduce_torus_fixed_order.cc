@@ -11,7 +11,8 @@ namespace toroid {
 
 Status TorusFixedOrderAllreduce::start(Comm& comm, const CollArgs& args) {
   open(comm, args);
-  phases_ = schedule::torus_fixed_order_phases(comm.net().me(), comm.net().dims());
+  if (!schedule_holds(comm.net().me(), comm.net().dims()))
+    phases_ = schedule::torus_fixed_order_phases(comm.net().me(), comm.net().dims());
   phase_ = 0;
   for (int d = 0; d < kDims; ++d) injected_[d] = received_[d] = 0;
   if (Status st = cut_chunks(true, !phases_.empty()); !st) return st;

@@ -19,7 +19,7 @@ Status TorusTreeAllreduce::start(Comm& comm, const CollArgs& args) {
   tree_ = comm.tree();
   cls_ = comm.tree_class();
   const NetStack& net = comm.net();
-  roles_ = schedule::torus_middle_roles(net.me(), net.dims());
+  if (!schedule_holds(net.me(), net.dims())) roles_ = schedule::torus_middle_roles(net.me(), net.dims());
   holder_ = net.me() == schedule::torus_middle_root(net.dims());
   phase_ = 0;
   chunk_ = 0;

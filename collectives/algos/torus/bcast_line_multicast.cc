@@ -12,7 +12,8 @@ Status LineMulticastBcast::start(Comm& comm, const CollArgs& args) {
   open(comm, args);
   injected_ = received_ = 0;
   const Dims& dims = comm.net().dims();
-  role_ = schedule::line_multicast_role(comm.net().me(), coord_of(args.root, dims), dims);
+  if (!schedule_holds(comm.net().me(), dims, args.root))
+    role_ = schedule::line_multicast_role(comm.net().me(), coord_of(args.root, dims), dims);
   if (Status st = cut_chunks(false, dims.nodes() > 1); !st) return st;
   sent_.assign(role_.sends.size(), 0);
   port_ = -1;

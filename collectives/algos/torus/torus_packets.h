@@ -136,6 +136,18 @@ class TorusAlgo : public CollAlgo {
   bool next_phase(size_t* phase, size_t phases);
   // fail() with st's code and "<what>: <st's message>".
   void fail_with(const Status& st);
+  // True when the schedule of the last operation still holds (same node,
+  // partition and root); else remembers these and returns false, and the
+  // caller rebuilds it. Schedules are vectors: steady state must not
+  // rebuild them per operation.
+  bool schedule_holds(const Coord& me, const Dims& dims, uint32_t root = 0) {
+    if (sched_valid_ && sched_me_ == me && sched_dims_ == dims && sched_root_ == root) return true;
+    sched_valid_ = true;
+    sched_me_ = me;
+    sched_dims_ = dims;
+    sched_root_ = root;
+    return false;
+  }
   Status no_port(Dir dir) const;  // "<what>: no port for x+" (kInternal)
 
   const char* const what_;
@@ -148,6 +160,12 @@ class TorusAlgo : public CollAlgo {
   size_t esize_ = 0;
   uint32_t per_packet_ = 0;     // elements per packet
   uint32_t chunks_ = 0;         // packets per vector (at least one)
+
+ private:
+  bool sched_valid_ = false;
+  Coord sched_me_;
+  Dims sched_dims_;
+  uint32_t sched_root_ = 0;
 };
 
 }  // namespace torus_coll

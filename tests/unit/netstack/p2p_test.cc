@@ -1,0 +1,219 @@
+// The messenger's receive side, fed hand-built segments directly
+// (Messenger::on_packet, no network): segments land straight in the posted
+// buffer in any order; fields from the wire are bounded before anything is
+// written (a segment whose offset + length wraps in 32 bits, lies beyond
+// its message, or belongs to an oversized message is dropped and counted,
+// and the bytes around the receive buffer stay untouched); truncation is an
+// error naming both sizes; matching follows MPI's order (per source in send
+// order, never a message that overtook an earlier one).
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "netstack/p2p.h"
+#include "tests/unit/netstack/net_rig.h"
+
+#include <CppUTest/TestHarness.h>
+
+using namespace toroid;
+using namespace toroid::nettest;
+using wire::MsgHeader;
+using wire::MsgKind;
+using wire::TorusHeader;
+
+namespace {
+
+constexpr uint32_t kHdr = sizeof(TorusHeader) + sizeof(MsgHeader);
+const Dims kLine{{4, 1, 1}};
+
+struct Seg {
+  uint32_t src = 1;  // rank on the 4x1x1 line
+  uint16_t ctx = 9;
+  uint32_t seq = 0;
+  uint32_t tag = 0;
+  uint32_t total = 0;
+  uint32_t offset = 0;
+  std::vector<uint8_t> data;
+};
+
+}  // namespace
+
+TEST_GROUP(Messenger) {
+  std::unique_ptr<Rig> rig;
+  NetStack* net = nullptr;
+  std::unique_ptr<Messenger> m;
+
+  void setup() override {
+    rig = std::make_unique<Rig>();
+    const uint32_t a = rig->add_node();
+    net = &rig->add_stack(a, kLine, Coord{{0, 0, 0}});
+    net->add_port(0, rig->add_port(a));
+    MessengerConfig cfg;
+    cfg.max_message = 1 << 20;
+    m = std::make_unique<Messenger>(*net, cfg);
+  }
+  void teardown() override {
+    m.reset();
+    rig->teardown();
+    rig.reset();
+  }
+
+  void feed(const Seg& s) {
+    Packet* p = net->alloc();
+    CHECK(p != nullptr);
+    uint8_t* d = p->append(kHdr + static_cast<uint32_t>(s.data.size()));
+    auto* th = reinterpret_cast<TorusHeader*>(d);
+    std::memset(th, 0, sizeof *th);
+    th->src[0] = static_cast<uint8_t>(s.src);
+    th->type = static_cast<uint8_t>(wire::PacketType::kP2P);
+    th->context.set(s.ctx);
+    th->tag.set(s.seq);
+    auto* mh = reinterpret_cast<MsgHeader*>(d + sizeof(TorusHeader));
+    std::memset(mh, 0, sizeof *mh);
+    mh->kind = static_cast<uint8_t>(MsgKind::kData);
+    mh->tag.set(s.tag);
+    mh->total.set(s.total);
+    mh->offset.set(s.offset);
+    if (!s.data.empty()) std::memcpy(d + kHdr, s.data.data(), s.data.size());
+    m->on_packet(0, p);
+  }
+
+  static std::vector<uint8_t> bytes(uint32_t n, uint8_t seed) {
+    std::vector<uint8_t> v(n);
+    for (uint32_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7);
+    return v;
+  }
+};
+
+TEST(Messenger, SegmentsLandInThePostedBufferInAnyOrder) {
+  std::vector<uint8_t> buf(1000 + 64, 0xEE);  // 64 guard bytes after the receive's 1000
+  RecvReq r;
+  r.src = 1;
+  r.context = 9;
+  r.tag = 4;
+  r.buf = buf.data();
+  r.cap = 1000;
+  CHECK(m->post(&r).is_ok());
+  const auto msg = bytes(1000, 3);
+  for (uint32_t off : {600u, 0u, 300u}) {
+    const uint32_t n = off == 600 ? 400 : 300;
+    feed(Seg{1, 9, 0, 4, 1000, off, std::vector<uint8_t>(msg.begin() + off, msg.begin() + off + n)});
+  }
+  CHECK(r.done());
+  CHECK_TEXT(r.status().is_ok(), r.status().to_string().c_str());
+  UNSIGNED_LONGLONGS_EQUAL(1000, r.length());
+  CHECK(std::memcmp(buf.data(), msg.data(), 1000) == 0);
+  for (size_t i = 1000; i < buf.size(); ++i) UNSIGNED_LONGS_EQUAL(0xEE, buf[i]);
+  UNSIGNED_LONGLONGS_EQUAL(0, m->counters().unexpected);  // it was posted first: straight in
+  UNSIGNED_LONGLONGS_EQUAL(3, m->counters().segs_received);
+}
+
+TEST(Messenger, FieldsFromTheWireAreBoundedBeforeAnythingIsWritten) {
+  std::vector<uint8_t> buf(512 + 64, 0xEE);
+  RecvReq r;
+  r.src = kAnySource;
+  r.context = 9;
+  r.any_tag = true;
+  r.buf = buf.data();
+  r.cap = 512;
+  CHECK(m->post(&r).is_ok());
+  const auto data = bytes(512, 1);
+  // offset + length wraps in 32 bits (0xFFFFFF00 + 512), of a 4 GiB - 1 message
+  feed(Seg{1, 9, 0, 0, 0xFFFFFFFFu, 0xFFFFFF00u, data});
+  // a message larger than the configured maximum (1 MiB)
+  feed(Seg{1, 9, 0, 0, (1u << 20) + 1, 0, data});
+  // an offset beyond the message
+  feed(Seg{1, 9, 0, 0, 100, 200, std::vector<uint8_t>(8, 1)});
+  // a segment running past the end of its message
+  feed(Seg{1, 9, 0, 0, 600, 400, data});
+  // an empty segment of a non-empty message
+  feed(Seg{1, 9, 0, 0, 600, 0, {}});
+  // a message number far beyond what the window allows in flight
+  feed(Seg{1, 9, 1000, 0, 8, 0, std::vector<uint8_t>(8, 1)});
+  UNSIGNED_LONGLONGS_EQUAL(6, m->counters().bad_segments);
+  CHECK_FALSE(r.done());
+  for (uint8_t b : buf) UNSIGNED_LONGS_EQUAL(0xEE, b);  // nothing written anywhere
+  // A good message still arrives whole.
+  feed(Seg{1, 9, 0, 7, 512, 0, data});
+  CHECK(r.done() && r.status().is_ok());
+  UNSIGNED_LONGS_EQUAL(7, r.msg_tag());
+  CHECK(std::memcmp(buf.data(), data.data(), 512) == 0);
+  for (size_t i = 512; i < buf.size(); ++i) UNSIGNED_LONGS_EQUAL(0xEE, buf[i]);
+  // A segment disagreeing with its message's envelope (another total) is dropped.
+  RecvReq r2;
+  r2.src = 1;
+  r2.context = 9;
+  r2.any_tag = true;
+  r2.buf = buf.data();
+  r2.cap = 512;
+  CHECK(m->post(&r2).is_ok());
+  feed(Seg{1, 9, 1, 0, 512, 0, std::vector<uint8_t>(256, 5)});
+  feed(Seg{1, 9, 1, 0, 1024, 256, std::vector<uint8_t>(256, 6)});
+  UNSIGNED_LONGLONGS_EQUAL(7, m->counters().bad_segments);
+  CHECK_FALSE(r2.done());
+}
+
+TEST(Messenger, ALongerMessageIsTruncatedToTheBufferAndSaysSo) {
+  std::vector<uint8_t> buf(100 + 64, 0xEE);
+  RecvReq r;
+  r.src = 1;
+  r.context = 9;
+  r.tag = 1;
+  r.buf = buf.data();
+  r.cap = 100;
+  CHECK(m->post(&r).is_ok());
+  feed(Seg{1, 9, 0, 1, 300, 0, bytes(300, 9)});
+  CHECK(r.done());
+  CHECK(r.status().code() == Code::kOutOfRange);
+  STRCMP_CONTAINS("300 bytes", r.status().message().c_str());
+  STRCMP_CONTAINS("100-byte receive", r.status().message().c_str());
+  UNSIGNED_LONGLONGS_EQUAL(300, r.length());
+  for (size_t i = 100; i < buf.size(); ++i) UNSIGNED_LONGS_EQUAL(0xEE, buf[i]);
+}
+
+TEST(Messenger, MatchingFollowsTheSendersOrderAndTheTags) {
+  // Message 1 (tag 6) overtakes message 0 (tag 5) on another path.
+  feed(Seg{1, 9, 1, 6, 4, 0, {6, 6, 6, 6}});
+  std::vector<uint8_t> a(4), b(4), c(4);
+  RecvReq any;
+  any.src = 1;
+  any.context = 9;
+  any.any_tag = true;
+  any.buf = a.data();
+  any.cap = 4;
+  CHECK(m->post(&any).is_ok());
+  CHECK_FALSE(any.done());  // message 0 has not begun: message 1 may not be taken before it
+  feed(Seg{1, 9, 0, 5, 4, 0, {5, 5, 5, 5}});
+  CHECK(any.done());
+  UNSIGNED_LONGS_EQUAL(5, any.msg_tag());  // the earliest of the source
+  // By tag: message 2 (tag 8), then a receive for tag 8 skips an earlier tag 7.
+  feed(Seg{1, 9, 2, 7, 4, 0, {7, 7, 7, 7}});
+  feed(Seg{1, 9, 3, 8, 4, 0, {8, 8, 8, 8}});
+  RecvReq t8;
+  t8.src = 1;
+  t8.context = 9;
+  t8.tag = 8;
+  t8.buf = b.data();
+  t8.cap = 4;
+  CHECK(m->post(&t8).is_ok());
+  CHECK(t8.done() && b[0] == 8);
+  RecvReq rest;
+  rest.src = kAnySource;
+  rest.context = 9;
+  rest.any_tag = true;
+  rest.buf = c.data();
+  rest.cap = 4;
+  CHECK(m->post(&rest).is_ok());
+  CHECK(rest.done() && c[0] == 6);  // the earliest left: message 1
+  CHECK(m->post(&rest).is_ok());      // a finished receive may be posted again
+  CHECK(rest.done() && c[0] == 7);
+  CHECK(a[0] == 5);
+  UNSIGNED_LONGLONGS_EQUAL(0, m->counters().spilled);  // held frames, written when taken: no second copy
+  // Another context never matches.
+  feed(Seg{1, 10, 4, 1, 4, 0, {1, 1, 1, 1}});
+  MsgEnvelope env;
+  CHECK_FALSE(m->probe(1, 9, 0, true, &env));
+  CHECK(m->probe(1, 10, 0, true, &env));
+  UNSIGNED_LONGS_EQUAL(10, env.context);
+  UNSIGNED_LONGLONGS_EQUAL(4, env.length);
+}

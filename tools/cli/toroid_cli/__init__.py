@@ -1,0 +1,1 @@
+"""The `toroid` command line (docs/cli.md): one module per command."""
