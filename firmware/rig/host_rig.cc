@@ -176,9 +176,13 @@ int HostRig::setup() {
     fprintf(stderr, "toroid-rig: %s\n", wired.status().message().c_str());
     return 2;
   }
-  for (const auto& p : wired.value()) {
-    NodeProc* n = add_node(p.coord);
-    n->personality_file = run_dir_ + "/node-" + coord_file_part(p.coord) + ".personality";
+  for (uint32_t r = 0; r < wired.value().size(); ++r) {
+    const Personality& p = wired.value()[r];
+    // Named by where it is cabled in the whole torus: with --partitions, two
+    // partitions' nodes share coordinates within their own partition.
+    const Coord at = coord_of(r, opt_.dims);
+    NodeProc* n = add_node(at);
+    n->personality_file = run_dir_ + "/node-" + coord_file_part(at) + ".personality";
     FILE* f = fopen(n->personality_file.c_str(), "w");
     if (!f) {
       fprintf(stderr, "toroid-rig: cannot write %s: %s\n", n->personality_file.c_str(), std::strerror(errno));
