@@ -61,6 +61,7 @@ Messenger::Peer& Messenger::peer(uint32_t rank) {
   auto it = peers_.find(rank);
   if (it != peers_.end()) return *it->second;
   Peer* pr = new Peer();
+  pr->next_seq = pr->contig = cfg_.first_seq;
   peer_store_.push_back(pr);
   peers_.emplace(rank, pr);
   return *pr;
@@ -143,7 +144,10 @@ void Messenger::reset(const Status& why) {
   // Whole messages waiting for a receive: sent before the reset, so their
   // senders' numbering no longer covers them.
   while (InMsg* m = unexpected_head_) free_msg(m);
-  for (Peer* pr : peer_store_) *pr = Peer{};
+  for (Peer* pr : peer_store_) {
+    *pr = Peer{};
+    pr->next_seq = pr->contig = cfg_.first_seq;
+  }
   spill_check_ = false;
   credit_due_.clear();  // (dropping held frames queued credits for peers that start over)
   gated_.clear();

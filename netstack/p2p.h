@@ -160,6 +160,10 @@ struct MessengerConfig {
   uint32_t max_held = tuning::kP2pMaxHeld;       // frames held for unexpected messages, all sources
   uint64_t store_cap = tuning::kP2pStoreCap;     // bytes of spilled unexpected messages
   uint64_t max_message = tuning::kP2pMaxMessage; // larger messages are refused (sender) / dropped (receiver)
+  // The first message number towards and from every peer (also after a
+  // reset). Numbers count mod 2^32; every node uses the same value (tests
+  // start just below the wrap to show that it is handled).
+  uint32_t first_seq = 0;
 };
 
 class Messenger final : public PacketHandler, public LinkDownListener, public Poller {
