@@ -64,23 +64,31 @@ Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client,
   }
 }
 
-Link::~Link() {
+Link::~Link() { drop_frames(); }
+
+// Timers stop; the tx queue's references go first (a data frame not yet
+// sent is in both the queue and its window slot), then the window's, then
+// the frames held out of order (their receive buffers are free again).
+void Link::drop_frames() {
   loop_.timers().cancel(rto_timer_);
   loop_.timers().cancel(ack_timer_);
   loop_.timers().cancel(idle_timer_);
-  // The queue's references first (a data frame not yet sent is in both the
-  // queue and its window slot), then the window's, then the reorder slots.
   while (tx_head_) {
     Packet* p = tx_head_;
     tx_head_ = p->next;
     p->free();
   }
+  tx_tail_ = nullptr;
+  tx_count_ = 0;
+  ack_pkt_ = nullptr;
   for (TxSlot& s : window_) {
     if (s.pkt) s.pkt->free();
-    s.pkt = nullptr;
+    s = TxSlot{};
   }
   for (Packet*& p : reorder_) {
-    if (p) p->free();
+    if (!p) continue;
+    --held_[p->vc];
+    p->free();
     p = nullptr;
   }
 }
@@ -103,29 +111,9 @@ void Link::clear_state() {
 }
 
 // Everything the link holds goes, as at link-down, then its state starts
-// over. The tx queue's references first (a data frame not yet sent is in
-// both the queue and its window slot), then the window's, then the frames
-// held out of order.
+// over.
 void Link::reset(Status why) {
-  loop_.timers().cancel(rto_timer_);
-  loop_.timers().cancel(ack_timer_);
-  loop_.timers().cancel(idle_timer_);
-  while (tx_head_) {
-    Packet* p = tx_head_;
-    tx_head_ = p->next;
-    p->free();
-  }
-  tx_tail_ = nullptr;
-  tx_count_ = 0;
-  ack_pkt_ = nullptr;
-  for (TxSlot& s : window_) {
-    if (s.pkt) s.pkt->free();
-    s = TxSlot{};
-  }
-  for (Packet*& p : reorder_) {
-    if (p) p->free();
-    p = nullptr;
-  }
+  drop_frames();
   clear_state();
   up_ = false;
   has_peer_mac_ = false;

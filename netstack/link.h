@@ -250,6 +250,7 @@ class Link {
   uint64_t keepalive_period() const;
   static void on_idle(void* self);
   void clear_state();  // sequence numbers, credits, timers' state: fresh
+  void drop_frames();  // timers stopped, every frame held here freed (link.cc)
 
   uint16_t index_;
   Port* port_;
