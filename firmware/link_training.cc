@@ -170,6 +170,7 @@ void LinkTrainer::on_hello(uint16_t port, const HelloBody& h) {
   }
   if (pt.state == PortState::kDone) {
     if (!(h.flags & wire::kHelloDone)) send(port);
+    else net_.link(port).set_peer_heard();  // both ends up: no more hellos (on_resend)
     return;
   }
   const uint32_t isn = h.isn.get();
@@ -184,6 +185,7 @@ void LinkTrainer::on_hello(uint16_t port, const HelloBody& h) {
   // node that ran here before a reboot).
   if ((h.flags & wire::kHelloHeard) && h.peer_boot.get() == boot_id_) {
     net_.link(port).bring_up(pt.isn, pt.peer_isn, h.coord);
+    if (h.flags & wire::kHelloDone) net_.link(port).set_peer_heard();  // the peer was up first
     pt.state = PortState::kDone;
     if (finished_) {
       ++ctr_.retrained;

@@ -14,6 +14,7 @@ PortKeeper::PortKeeper(EventLoop& loop, std::vector<Port*> ports, std::vector<Cu
   cut_ports_.resize(ports_.size(), nullptr);
   cut_files_.resize(ports_.size());
   timer_.set_callback(&PortKeeper::on_tick, this);
+  timer_.set_background(true);  // a look now and then: not work that keeps an idle node awake
   loop_.timers().arm(timer_, loop_.now() + kPeriodNs);
 }
 

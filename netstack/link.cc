@@ -52,6 +52,7 @@ Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client,
       ack_timer_(&Link::on_ack_timer, this) {
   std::memcpy(mac_, mac, 6);
   idle_timer_.set_callback(&Link::on_idle, this);
+  idle_timer_.set_background(true);  // keepalives alone do not keep an idle node awake
   clear_state();
   if (cfg_.start_up) {
     next_seq_ = peer_ack_ = cfg_.isn;

@@ -190,6 +190,9 @@ class Link {
   // A data or ack frame arrived since bring_up(): the peer's end is up too
   // (until then training keeps sending it hellos).
   bool peer_heard() const { return peer_heard_; }
+  // Training saw the peer's DONE hello for this generation: its end is up
+  // too, though no data or ack has crossed yet (an idle link).
+  void set_peer_heard() { if (up_) peer_heard_ = true; }
   const LinkConfig& config() const { return cfg_; }
 
  private:
@@ -222,7 +225,7 @@ class Link {
   void stamp(Packet* p);
   void push_back(Packet* p);
   void push_front(Packet* p);
-  bool flush_tx();
+  bool flush_tx();  // true when a frame other than a bare ack left
   void rx_one(Packet* p);
   void handle_ack_fields(const wire::LinkHeader& lh);
   void handle_data(const wire::LinkHeader& lh, Packet* p);

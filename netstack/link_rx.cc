@@ -25,8 +25,11 @@ bool Link::poll() {
   }
   Packet* burst[tuning::kBurst];
   const uint16_t n = port_->rx_burst(burst, tuning::kBurst);
+  const uint64_t frames0 = ctr_.rx_frames, acks0 = ctr_.acks_received;
   for (uint16_t i = 0; i < n; ++i) rx_one(burst[i]);
-  bool busy = n > 0;
+  // Bare acks alone (an idle link's keepalive probe and its answer) are not
+  // work: an idle node may still go to sleep (EventLoop::idle_step).
+  bool busy = ctr_.rx_frames - frames0 > ctr_.acks_received - acks0;
   busy |= flush_tx();
   return busy;
 }
