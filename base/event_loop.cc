@@ -199,7 +199,7 @@ uint32_t TimerWheel::expire(uint64_t now_ns) {
     unlink(*t);
     t->wheel_ = nullptr;
     --count_;
-    ++fired;
+    fired += !t->background_;
     if (t->cb_) t->cb_(t->ctx_);  // may destroy, re-arm or cancel anything
   }
   expiring_ = false;

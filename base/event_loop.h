@@ -42,6 +42,9 @@ class Timer {
   void set_callback(Callback cb, void* ctx) { cb_ = cb; ctx_ = ctx; }
   bool armed() const { return wheel_ != nullptr; }
   uint64_t deadline() const { return deadline_; }
+  // Housekeeping (a link's keepalive): its firing is not work that keeps an
+  // idle loop from sleeping (TimerWheel::expire does not count it).
+  void set_background(bool b) { background_ = b; }
 
  private:
   friend class TimerWheel;
@@ -53,6 +56,7 @@ class Timer {
   Timer* next_ = nullptr;
   uint64_t seq_ = 0;   // arm order: the tiebreak between equal deadlines
   uint32_t slot_ = 0;  // list it is on: a wheel slot, or kFiringSlot
+  bool background_ = false;
 };
 
 // Hashed timing wheel: slot = deadline / tick mod slots; a timer further out
@@ -68,7 +72,8 @@ class TimerWheel {
   void arm(Timer& t, uint64_t deadline_ns);  // re-arming moves it
   void cancel(Timer& t);
   // Fire every timer with deadline <= now (in deadline order within a slot
-  // walk); callbacks may arm or cancel timers. Returns how many fired.
+  // walk); callbacks may arm or cancel timers. Returns how many fired,
+  // background timers not counted.
   uint32_t expire(uint64_t now_ns);
   uint64_t next_deadline() const;  // kNever if empty
   uint32_t size() const { return count_; }

@@ -18,6 +18,7 @@ const char* code_name(Code c) {
     case Code::kBusy: return "busy";
     case Code::kAborted: return "aborted";
     case Code::kInternal: return "internal error";
+    case Code::kReset: return "reset";
   }
   return "unknown";
 }

@@ -22,6 +22,7 @@ enum class Code : unsigned char {
   kBusy,         // try again later (queue full)
   kAborted,      // stopped from outside (rig abort, signal)
   kInternal,     // a broken invariant: a bug
+  kReset,        // the partition reset its communication after a failure elsewhere
 };
 
 const char* code_name(Code c);

@@ -59,6 +59,12 @@ constexpr uint64_t kLinkRtoMaxRealNs = 50 * 1000 * 1000;
 constexpr uint64_t kLinkAckDelayRealNs = 20 * 1000;
 constexpr uint64_t kLinkDownRealNs = 500 * 1000 * 1000;  // 0.5 s
 constexpr uint64_t kCarrierCheckNs = 1000 * 1000;  // an idle link reads its port's carrier every 1 ms
+// An idle link probes its peer after this much silence; one that hears
+// nothing for the link-down time above goes down (a hung neighbour).
+constexpr uint64_t kLinkKeepaliveSimNs = 500 * 1000;
+constexpr uint64_t kLinkKeepaliveRealNs = 100 * 1000 * 1000;
+static_assert(kLinkKeepaliveSimNs < kLinkDownSimNs && kLinkKeepaliveRealNs < kLinkDownRealNs,
+              "a silent link must be probed before it is declared down");
 static_assert(kLinkRtoSimNs <= kLinkRtoMaxSimNs && kLinkRtoRealNs <= kLinkRtoMaxRealNs);
 static_assert(kLinkRtoMaxSimNs < kLinkDownSimNs && kLinkRtoMaxRealNs < kLinkDownRealNs,
               "a link must retry at least once before it is declared down");

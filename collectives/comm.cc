@@ -104,6 +104,20 @@ void Comm::on_link_down(uint16_t port, const Status& why) {
   finish(error(why.code(), "%s (operation %u): %s", algo_name_.c_str(), tag_, why.message().c_str()));
 }
 
+void Comm::reset(const Status& why) {
+  if (active_) fail_op(error(why.code(), "%s (operation %u): %s", algo_name_.c_str(), tag_, why.message().c_str()));
+  for (auto& box : inbox_) {
+    while (Packet* p = box.head) {
+      box.head = p->next;
+      p->free();
+    }
+    box.tail = nullptr;
+    box.count = 0;
+  }
+  tag_ = 0;
+  link_down_ = Status::ok();
+}
+
 // ---- messages (point-to-point algorithms) ----
 
 Result<uint64_t> Comm::post_send(uint32_t rank, bool p2p, uint32_t tag, const void* data, uint64_t len,
@@ -265,6 +279,12 @@ void Comm::finish(Status st) {
   if (st) ++ctr_.ops_ok;
   else ++ctr_.ops_failed;
   result_ = std::move(st);
+}
+
+bool Comm::cancel(const Status& why) {
+  if (!active_) return false;
+  fail_op(why);
+  return true;
 }
 
 bool Comm::test(Status* result) {

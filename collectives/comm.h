@@ -128,6 +128,9 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   bool in_flight() const { return active_; }
   // True once the operation has finished; *result is its status.
   bool test(Status* result);
+  // End the operation in flight now: it fails with `why` (a job that stops
+  // while its partners may no longer join). False if none was in flight.
+  bool cancel(const Status& why);
   // Drive the event loop until the operation finishes (bounded by its deadline).
   Status wait();
   Status run(const CollArgs& args, std::string_view algo = {});  // start + wait
@@ -141,6 +144,7 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   // args must be complete (esize, red); algo must outlive the operation.
   Status start_custom(const CollArgs& args, CollAlgo* algo, const char* name);
   const std::string& algo() const { return algo_name_; }            // of the current/last operation
+  uint64_t timeout_ns() const { return timeout_ns_; }               // one operation's deadline
   CollAlgo* active_algo() { return cur_; }
 
   // Blocking wrappers (MPI-like; nullptr send = in place).
@@ -200,6 +204,12 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   bool poll() override;
   void on_packet(uint16_t port, Packet* p) override;
   void on_link_down(uint16_t port, const Status& why) override;
+  // The partition resets its communication (firmware/link_training.h): the
+  // operation in flight fails with `why`, packets waiting here are dropped,
+  // and operation numbers start over as on every other node, so the next
+  // operation works again. Sub-communicators made before are stale: make
+  // them again.
+  void reset(const Status& why);
 
  private:
   struct Inbox {

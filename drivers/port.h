@@ -47,6 +47,11 @@ class Port {
   virtual PacketPool& tx_pool() = 0;
   // An fd that becomes readable when rx has work, for idle sleep; -1 if none.
   virtual int wait_fd() const { return -1; }
+  // Try once, without waiting, to get the medium back after the peer went
+  // away and came back (a memif client dials its server again). A control
+  // call: the node makes it now and then while link_state() reads down,
+  // never on the data path. False when there is nothing to try.
+  virtual bool reconnect() { return false; }
   const PortStats& stats() const { return stats_; }
 
  protected:

@@ -3,6 +3,7 @@
 #include "firmware/jobs/bench_job.h"
 #include "firmware/jobs/coll_job.h"
 #include "firmware/jobs/selftest_job.h"
+#include "firmware/jobs/soak_job.h"
 #include "firmware/jobs/traffic_job.h"
 #include "firmware/jobs/train_job.h"
 
@@ -17,10 +18,11 @@ const char* verdict_name(CaseVerdict v) {
   return "?";
 }
 
-const char* known_jobs() { return "selftest, coll, traffic, train, bench"; }
+const char* known_jobs() { return "selftest, coll, traffic, train, bench, soak"; }
 
 bool is_known_job(const std::string& name) {
-  return name == "selftest" || name == "coll" || name == "traffic" || name == "train" || name == "bench";
+  return name == "selftest" || name == "coll" || name == "traffic" || name == "train" || name == "bench" ||
+         name == "soak";
 }
 
 Result<std::unique_ptr<Job>> make_job(const JobContext& ctx) {
@@ -45,6 +47,11 @@ Result<std::unique_ptr<Job>> make_job(const JobContext& ctx) {
     auto spec = parse_selftest_args(ctx.personality.job_args);
     if (!spec) return spec.status();
     return std::unique_ptr<Job>(std::make_unique<SelftestJob>(ctx, *spec));
+  }
+  if (name == "soak") {
+    auto spec = parse_soak_args(ctx.personality.job_args);
+    if (!spec) return spec.status();
+    return std::unique_ptr<Job>(std::make_unique<SoakJob>(ctx, *spec));
   }
   if (name == "train") job = std::make_unique<TrainJob>();
   else return error(Code::kInvalid, "unknown job '%s' (known: %s)", name.c_str(), known_jobs());

@@ -30,6 +30,22 @@ struct CaseResult {
   std::string detail;  // why it failed or was skipped
 };
 
+// The node's recovery as a job that outlives failures sees it (the soak
+// job): the partition resets its communication after a link went down or a
+// neighbour rebooted (firmware/link_training.h), which fails the operations
+// in flight; later ones work once the links trained again.
+class Recovery {
+ public:
+  virtual ~Recovery() = default;
+  // Changes at every reset (the node started or adopted a new generation).
+  virtual uint32_t generation() const = 0;
+  // Every link of this node is trained in the current generation.
+  virtual bool links_up() const = 0;
+  // Start a new generation (after an operation failed in a way that may
+  // leave this node out of step with the others, e.g. a timeout).
+  virtual void request_reset(const Status& why) = 0;
+};
+
 struct JobContext {
   const Personality& personality;
   NetStack& net;
@@ -38,6 +54,7 @@ struct JobContext {
   EventLoop& loop;
   const Logger& log;
   uint64_t timeout_ns;  // a job's overall deadline (virtual time in the sim rig)
+  Recovery* recovery = nullptr;
 };
 
 class Job {

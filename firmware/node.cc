@@ -18,6 +18,9 @@ const char* node_state_name(NodeState s) {
 Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std::vector<Port*>& ports,
            const NodeOptions& opt)
     : p_(p), opt_(opt), log_("[node " + p.coord.to_string() + "]"), loop_(clock) {
+  // Links carry data once training brings them up, tagged with the partition.
+  opt_.net.link.start_up = false;
+  opt_.net.link.partition = wire::partition_tag(p_.partition.data(), p_.partition.size());
   net_ = std::make_unique<NetStack>(p_.dims, p_.coord, pool, loop_, opt_.net);
   for (uint16_t i = 0; i < ports.size(); ++i) {
     const std::string label =
@@ -25,8 +28,12 @@ Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std
     net_->add_port(i, ports[i], label);
   }
   for (uint16_t i = 0; i < p_.ports.size() && i < ports.size(); ++i) net_->map_dir(p_.ports[i].dir, i);
-  const uint64_t boot_id = mix64(p_.seed ^ mix64(rank_of(p_.coord, p_.dims)));
+  const uint64_t boot_id = opt_.boot_id ? opt_.boot_id : mix64(p_.seed ^ mix64(rank_of(p_.coord, p_.dims)));
   trainer_ = std::make_unique<LinkTrainer>(*net_, loop_, log_, p_, boot_id, opt_.train_timeout_ns, opt_.describe_end);
+  trainer_->set_reset_handler([this](uint32_t gen, const Status& why) { reset_comm(gen, why); });
+  trainer_->set_untrained_handler([this](uint16_t port, const Status& why) {
+    for (LinkDownListener* l : untrained_) l->on_link_down(port, why);
+  });
   net_->set_hello_handler(trainer_.get());
   net_->add_link_down_listener(&watch_);
   // Registered before boot: a faster neighbour's messages may arrive while
@@ -44,6 +51,7 @@ Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std
   net_->set_handler(wire::PacketType::kBarrier, barrier_.get());
   net_->add_link_down_listener(combine_.get());
   net_->add_link_down_listener(barrier_.get());
+  net_->add_link_down_listener(&recovery_);  // last: the others fail their operations with the link's own status
   if (p_.ports.size() == net_->port_count()) {
     // Only this node's own entry, in O(1): the whole world tree is checked
     // once per partition by whoever lays it out (SimRig::build, or
@@ -84,6 +92,20 @@ void Node::boot() {
   trainer_->start();
 }
 
+// Everything above the links starts over for generation gen, failing what
+// was in flight with `why`; the links themselves start over too (the
+// trainer brings them up again).
+void Node::reset_comm(uint32_t gen, const Status& why) {
+  (void)gen;
+  if (resets_++ == 0) first_reset_ns_ = loop_.now();
+  last_reset_ = why;
+  net_->reset(why);
+  msgr_->reset(why);
+  comm_->reset(why);
+  combine_->reset(why);
+  barrier_->reset(why);
+}
+
 void Node::fail(Status st, bool during_boot) {
   state_ = NodeState::kFailed;
   boot_failed_ = during_boot;
@@ -108,7 +130,7 @@ bool Node::advance() {
         log_.info("trained %u links in %s: %s", trainer_->trained_ports(),
                   format_duration(trained_ns_ - boot_ns_, dur, sizeof dur), trainer_->summary().c_str());
       }
-      auto job = make_job(JobContext{p_, *net_, *comm_, *msgr_, loop_, log_, opt_.job_timeout_ns});
+      auto job = make_job(JobContext{p_, *net_, *comm_, *msgr_, loop_, log_, opt_.job_timeout_ns, &recovery_});
       if (!job) {
         fail(job.status(), true);
         return true;

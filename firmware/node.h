@@ -25,6 +25,12 @@
 namespace toroid {
 
 struct NodeOptions {
+  NodeOptions() { net.link.keepalive_ns = tuning::kLinkKeepaliveRealNs; }
+  // This boot's id, sent in every hello so that neighbours recognise a
+  // reboot: toroid-node draws a random one per process; 0 derives one from
+  // the seed and rank (the sim rig, whose runs replay; it passes a new one
+  // per reboot).
+  uint64_t boot_id = 0;
   uint64_t train_timeout_ns = tuning::kTrainTimeoutRealNs;
   uint64_t coll_timeout_ns = tuning::kCollTimeoutRealNs;
   NetConfig net;             // links and routing (sim rigs use virtual-time values)
@@ -72,6 +78,15 @@ class Node {
   BarrierNet& barrier() { return *barrier_; }
   const BarrierNet& barrier() const { return *barrier_; }
   uint64_t boot_ns() const { return boot_ns_; }
+  // Communication resets (generations) this node went through, and the last reason.
+  uint32_t resets() const { return resets_; }
+  const Status& last_reset() const { return last_reset_; }
+  uint64_t first_reset_ns() const { return first_reset_ns_; }  // 0: none yet
+  Recovery& recovery() { return recovery_; }
+  // Told of ports that did not train again after a reset (the neighbour is
+  // gone); unlike the netstack's link-down listeners they start no
+  // generation. Register before boot().
+  void add_untrained_listener(LinkDownListener* l) { untrained_.push_back(l); }
   uint64_t trained_ns() const { return trained_ns_; }
   uint64_t done_ns() const { return done_ns_; }
 
@@ -85,6 +100,20 @@ class Node {
    private:
     const Logger& log_;
   };
+  // After every other listener failed what it had in flight: a new
+  // generation (the trainer resets everything and trains again).
+  class Supervisor final : public LinkDownListener, public Recovery {
+   public:
+    explicit Supervisor(Node* n) : n_(n) {}
+    void on_link_down(uint16_t port, const Status& why) override { n_->trainer_->on_link_down(port, why); }
+    uint32_t generation() const override { return n_->trainer_->generation(); }
+    bool links_up() const override { return n_->trainer_->all_up(); }
+    void request_reset(const Status& why) override { n_->trainer_->new_generation(why); }
+
+   private:
+    Node* n_;
+  };
+  void reset_comm(uint32_t gen, const Status& why);
   // Drives the boot sequence and the job from inside the event loop.
   class Sequencer final : public Poller {
    public:
@@ -111,6 +140,11 @@ class Node {
   std::unique_ptr<Job> job_;
   Sequencer seq_{this};
   LinkWatch watch_{log_};
+  Supervisor recovery_{this};
+  uint32_t resets_ = 0;
+  Status last_reset_;
+  uint64_t first_reset_ns_ = 0;
+  std::vector<LinkDownListener*> untrained_;
   NodeState state_ = NodeState::kCreated;
   Status status_;
   bool boot_failed_ = false;

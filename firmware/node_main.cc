@@ -22,9 +22,12 @@
 //   state     node= state= ms=                    node state changes (training, running, ...)
 //   case      node= coll= algo= name= result= ns= detail=
 //   verdict   node= PASS|FAIL reason= cases= ms=
-//   linkdown  node= port= dir= peer= mono= reason=    a link went down (once per port)
+//   linkdown  node= port= dir= peer= mono= reason=    a link went down (each time)
+//   reset     node= gen= mono= reason=            the node reset its communication
+//                                                 (a new generation; links train again)
 //   quiesced  node=                               stopped polling, links still open
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +43,7 @@
 #include "base/args.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/rng.h"
 #include "base/tuning.h"
 #include "drivers/dpdk/eal.h"
 #include "firmware/capture.h"
@@ -48,6 +52,7 @@
 #include "firmware/node.h"
 #include "firmware/node_topology.h"
 #include "firmware/pid1.h"
+#include "firmware/port_keeper.h"
 #include "firmware/personality.h"
 
 using namespace toroid;
@@ -89,6 +94,11 @@ const char kUsage[] =
     "                        process's affinity (many nodes share few cores)\n"
     "  --train-timeout D     link connect + training deadline (default 5s)\n"
     "  --coll-timeout D      one collective operation's deadline (default 30s)\n"
+    "  --link-timeout D      a link that makes no progress, or hears nothing from\n"
+    "                        its neighbour, this long goes down (default 500ms)\n"
+    "  --keepalive D         an idle link probes its neighbour after this much\n"
+    "                        silence (default 100ms; at most a quarter of\n"
+    "                        --link-timeout is used)\n"
     "  --job-timeout D       the job's deadline (default 2min)\n"
     "  --linger D            after the verdict, keep serving links this long at\n"
     "                        most while waiting to be stopped (default 2s)\n"
@@ -98,6 +108,9 @@ const char kUsage[] =
     "  --log-level L         error | warn | info | debug (default info)\n"
     "  --eal-log-level L     DPDK's log level (default error)\n"
     "  --eal-arg ARG         extra EAL argument (repeatable)\n"
+    "  --cut-dir DIR         while DIR/CABLE.cut exists, that port's cable is pulled\n"
+    "                        (frames lost, carrier down): the host rig's --chaos cut;\n"
+    "                        CABLE is the port's socket name without .sock\n"
     "  --pcap DIR            capture every port's frames, both directions, to\n"
     "                        DIR/node-X-Y-Z-portN-DIR.pcap (docs/capture.md)\n"
     "  --check-eal           only bring EAL up with no ports and exit\n"
@@ -172,7 +185,7 @@ class LinkMonitor final : public LinkDownListener {
       : node_(node), name_(std::move(node_name)), reported_(ports, false) {}
 
   void on_link_down(uint16_t port, const Status& why) override {
-    if (port >= reported_.size() || reported_[port]) return;
+    if (port >= reported_.size()) return;
     reported_[port] = true;
     const Personality& p = node_.personality();
     std::string pname = "port" + std::to_string(port), dir = "?", peer = "?";
@@ -191,11 +204,17 @@ class LinkMonitor final : public LinkDownListener {
   std::vector<bool> reported_;
 };
 
-// Prints a "state" line whenever the node's state changes.
+// Prints a "state" line whenever the node's state changes, and a "reset"
+// line for every communication reset.
 class StateReporter final : public Poller {
  public:
   StateReporter(const Node& node, std::string name, uint64_t t0) : node_(node), name_(std::move(name)), t0_(t0) {}
   bool poll() override {
+    if (node_.resets() != resets_) {
+      resets_ = node_.resets();
+      emit("reset node=" + name_ + " gen=" + std::to_string(node_.trainer().generation()) +
+           " mono=" + std::to_string(mono_ns()) + " reason=" + quote(node_.last_reset().message()));
+    }
     if (node_.state() == last_) return false;
     last_ = node_.state();
     char ms[32];
@@ -209,7 +228,17 @@ class StateReporter final : public Poller {
   std::string name_;
   uint64_t t0_;
   NodeState last_ = NodeState::kCreated;
+  uint32_t resets_ = 0;
 };
+
+// A boot id nobody else draws: from the kernel's random pool, so a node
+// started again on the same machine (same seed, same rank) is told apart.
+uint64_t random_boot_id() {
+  uint64_t id = 0;
+  if (getrandom(&id, sizeof id, 0) != static_cast<ssize_t>(sizeof id)) id = 0;
+  id ^= mix64(mono_ns() ^ (static_cast<uint64_t>(getpid()) << 32));
+  return id ? id : 1;
+}
 
 struct NodeArgs {
   std::vector<std::string> personality;  // for parse_personality_args
@@ -223,6 +252,7 @@ struct NodeArgs {
   bool check_eal = false;
   bool yield_when_idle = false;
   std::string pcap_dir;  // --pcap: capture every port (firmware/capture.h)
+  std::string cut_dir;   // --cut-dir: cables the rig pulls (firmware/port_keeper.h)
 };
 
 int usage_error(const std::string& msg) {
@@ -282,6 +312,13 @@ int parse_args(int argc, char** argv, NodeArgs* a) {
       if (int r = duration(&a->node.train_timeout_ns); r >= 0) return r;
     } else if (arg == "--coll-timeout") {
       if (int r = duration(&a->node.coll_timeout_ns); r >= 0) return r;
+    } else if (arg == "--cut-dir") {
+      if (!need(&a->cut_dir) || a->cut_dir.empty()) return usage_error("option --cut-dir needs a directory");
+    } else if (arg == "--link-timeout") {
+      if (int r = duration(&a->node.net.link.down_after_ns); r >= 0) return r;
+      if (a->node.net.link.down_after_ns < 100 * kMs) return usage_error("--link-timeout must be at least 100ms");
+    } else if (arg == "--keepalive") {
+      if (int r = duration(&a->node.net.link.keepalive_ns); r >= 0) return r;
     } else if (arg == "--job-timeout") {
       if (int r = duration(&a->node.job_timeout_ns); r >= 0) return r;
     } else if (arg == "--linger") {
@@ -449,9 +486,21 @@ static int run_node(int argc, char** argv) {
        " open_ms=" + open_ms + " connect_ms=" + ms_since(t_start) + " drivers=" + (drivers.empty() ? "-" : drivers));
 
   RealClock clock;
+  // --cut-dir: every port behind a CutPort the keeper switches by file.
+  std::vector<std::unique_ptr<CutPort>> cut_ports;
+  std::vector<Port*> node_ports = ports->ports();
+  std::vector<std::string> cut_files;
+  if (!a.cut_dir.empty()) {
+    for (size_t i = 0; i < node_ports.size(); ++i) {
+      cut_ports.push_back(std::make_unique<CutPort>(*node_ports[i]));
+      node_ports[i] = cut_ports.back().get();
+      const std::string cable = i < p.ports.size() ? cable_of_address(p.ports[i].address) : "";
+      cut_files.push_back(cable.empty() ? "" : a.cut_dir + "/" + cable + ".cut");
+    }
+  }
   std::unique_ptr<NodeCapture> capture;
   if (!a.pcap_dir.empty()) {
-    auto nc = NodeCapture::open(a.pcap_dir, p, ports->ports(), clock, monotonic_to_realtime_ns());
+    auto nc = NodeCapture::open(a.pcap_dir, p, node_ports, clock, monotonic_to_realtime_ns());
     if (!nc) {
       const int rc = fail_early(nc.status());
       ports->close();
@@ -459,14 +508,19 @@ static int run_node(int argc, char** argv) {
     }
     capture = std::move(nc.value());
   }
-  auto node = std::make_unique<Node>(p, clock, ports->pool(), capture ? capture->ports() : ports->ports(), a.node);
+  a.node.boot_id = random_boot_id();
+  auto node = std::make_unique<Node>(p, clock, ports->pool(), capture ? capture->ports() : node_ports, a.node);
   node->loop().set_yield_when_idle(a.yield_when_idle);
   for (int fd : ports->wait_fds()) {
     if (Status st = node->loop().add_wait_fd(fd); !st) log.warn("idle wait on fd %d: %s", fd, st.message().c_str());
   }
+  std::vector<CutPort*> cuts;
+  for (auto& c : cut_ports) cuts.push_back(c.get());
+  auto keeper = std::make_unique<PortKeeper>(node->loop(), node_ports, cuts, cut_files);
   LinkMonitor monitor(*node, ports->ports().size(), name);
   StateReporter reporter(*node, name, t0);
   node->net().add_link_down_listener(&monitor);
+  node->add_untrained_listener(&monitor);
   node->loop().add_poller(&reporter);
 
   node->boot();
@@ -516,6 +570,7 @@ static int run_node(int argc, char** argv) {
     wait_release(a.stop_grace_ns);
   }
   // Everything holding packets goes before the pool; the ports close last.
+  keeper.reset();  // its timer is on the node's loop
   node.reset();
   if (capture) log.info("pcap: %lu frames in %zu files under %s", static_cast<unsigned long>(capture->frames()),
                         capture->files(), a.pcap_dir.c_str());

@@ -249,6 +249,19 @@ std::string port_attrs_text(const PortSpec& ps) {
   return s;
 }
 
+Status split_partition_x(Personality* p, const std::vector<std::string>& ids) {
+  const auto parts = static_cast<uint32_t>(ids.size());
+  if (parts < 2) return Status::ok();
+  if (p->dims.n[0] % parts != 0 || p->dims.n[0] / parts < 2)
+    return error(Code::kInvalid, "partitions: x of dims %s does not split into %u partitions of 2 or more",
+                 p->dims.to_string().c_str(), parts);
+  const uint32_t w = p->dims.n[0] / parts;
+  p->partition = ids[p->coord.c[0] / w];
+  p->dims.n[0] = w;
+  p->coord.c[0] %= w;
+  return check_partition_id(p->partition);
+}
+
 std::string default_port_name(Dir dir, const Dims& dims) {
   int index = 0;
   for (int d = 0; d < static_cast<int>(dir); ++d) index += has_link(static_cast<Dir>(d), dims);

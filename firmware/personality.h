@@ -75,6 +75,14 @@ Result<Personality> parse_personality_args(const std::vector<std::string>& args,
 // parse_personality_text reads it back.
 std::string personality_text(const Personality& p, const std::string& header);
 
+// Rigs that cable several partitions as one torus (--partitions A,B,...,
+// to test partition isolation): the x dimension of `p.dims` is split into
+// equal parts named by `ids`, and p (a node of the whole cabled torus)
+// becomes a node of its part: partition id, dims and coordinates within it.
+// Its ports stay as cabled, so each part's x wrap cables reach the next
+// part. An error when x does not split into parts of 2 or more.
+Status split_partition_x(Personality* p, const std::vector<std::string>& ids);
+
 // The ports a rig gives a node at `coord` by default: port i cabled to the
 // i-th direction that has a link, in the order x+ x- y+ y- z+ z-.
 std::vector<PortSpec> default_ports(const Dims& dims, const std::string& driver);

@@ -475,7 +475,8 @@ Result<GuestConfig> parse_guest_cmdline(const std::string& cmdline) {
     } else if (key == "arg") {
       if (val.find('=') == std::string::npos || val[0] == '=') return bad("KEY=VALUE");
       c.node_flags.insert(c.node_flags.end(), {"--arg", val});
-    } else if (key == "train_timeout" || key == "coll_timeout" || key == "job_timeout" || key == "linger") {
+    } else if (key == "train_timeout" || key == "coll_timeout" || key == "job_timeout" || key == "linger" ||
+               key == "link_timeout") {
       uint64_t ns;
       if (!parse_duration_ns(val.c_str(), &ns)) return bad("a duration (e.g. 60s, 500ms)");
       std::string flag = "--" + key;
@@ -501,7 +502,8 @@ Result<GuestConfig> parse_guest_cmdline(const std::string& cmdline) {
     } else {
       return error(Code::kInvalid,
                    "kernel command line: unknown key toroid.%s (known: dims coord job seed ports net kdrv arg "
-                   "train_timeout coll_timeout job_timeout linger log eal_log eal_arg pool hugetlbfs modules)",
+                   "train_timeout coll_timeout job_timeout linger link_timeout log eal_log eal_arg pool hugetlbfs "
+                   "modules)",
                    key.c_str());
     }
   }

@@ -7,10 +7,12 @@
 
 #include "base/args.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "firmware/job.h"
 #include "firmware/jobs/bench_job.h"
 #include "firmware/jobs/coll_job.h"
 #include "firmware/jobs/selftest_job.h"
+#include "firmware/jobs/soak_job.h"
 #include "firmware/jobs/traffic_job.h"
 #include "firmware/sim_link_model.h"
 #include "firmware/sim_rig.h"
@@ -30,15 +32,23 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --dims XxYxZ          partition shape, each size 1..256 (required)\n"
-    "  --job JOB             selftest | coll | traffic | train | bench | scaling (required)\n"
+    "  --job JOB             selftest | coll | traffic | train | bench | scaling | soak (required)\n"
     "  --seed N              seed for faults and test data (default 1)\n"
     "  --faults SPEC         comma list of faults (default none):\n"
     "                          drop=P corrupt=P dup=P reorder=P  probabilities 0..1\n"
     "                          delay=D    extra latency on every frame (e.g. 2us)\n"
     "                          jitter=D   extra random latency, uniform in [0, D]\n"
-    "                          linkdown=X.Y.Z:DIR@T  cut that node's DIR link at\n"
-    "                          virtual time T (no @T: dead from boot); repeatable\n"
+    "                          linkdown=X.Y.Z:DIR@T[+D]  cut that node's DIR link at\n"
+    "                          virtual time T (no @T: dead from boot) for D (default:\n"
+    "                          for good); repeatable\n"
+    "                          reboot=X.Y.Z@T   the node restarts at T (new boot id,\n"
+    "                          state gone, job run again); repeatable\n"
+    "                          stop=X.Y.Z@T[+D] the node freezes at T for D (default:\n"
+    "                          for good), as a hung process; repeatable\n"
     "                        e.g. drop=0.05,corrupt=0.01,linkdown=1.0.1:x+@300us\n"
+    "  --partitions A,B,...  split the x dimension into equal partitions with these\n"
+    "                        ids, cabled as one torus: their wrap cables cross into\n"
+    "                        the next partition (link training must refuse them)\n"
     "  --link-model M        default | bgl: Blue Gene/L's torus, collective and barrier\n"
     "                        networks, each with its published bandwidth, per-hop latency\n"
     "                        and packet sizes (docs/sim.md)\n"
@@ -67,6 +77,11 @@ const char kUsage[] =
     "  --size BYTES          bytes per message (default 1024)\n"
     "  --routing R           det (dimension order, default) | adaptive\n"
     "  prints: traffic: expected=E delivered=D duplicates=U corrupt=C lost=L\n"
+    "\n"
+    "soak job (--job soak; verified collectives while faults hit; docs/sim.md):\n"
+    "  --duration D          stop starting operations at virtual time D (e.g. 30ms)\n"
+    "  --max-count N         largest element count of an operation (default 4096)\n"
+    "  prints: soak: ops=... ok=... failed=... wrong=... hangs=...\n"
     "\n"
     "bench job (--job bench; docs/bench.md; times are virtual):\n"
     "  --colls LIST --algos LIST --sizes LIST --reps N\n"
@@ -125,6 +140,24 @@ int main(int argc, char** argv) {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
       opt.job_args[arg.substr(2)] = v;
+    } else if (arg == "--duration") {
+      std::string v;
+      uint64_t ns = 0;
+      if (!need(&v)) return usage_error("option %s needs a value", arg);
+      if (!parse_duration_ns(v.c_str(), &ns) || ns == 0) return usage_error("--duration '%s' is not a duration", v.c_str());
+      opt.job_args["until"] = std::to_string(ns);
+    } else if (arg == "--max-count") {
+      std::string v;
+      if (!need(&v)) return usage_error("option %s needs a value", arg);
+      opt.job_args["max_count"] = v;
+    } else if (arg == "--partitions") {
+      std::string v;
+      if (!need(&v)) return usage_error("option %s needs a value", arg);
+      opt.partitions = split_list(v, ',');
+      if (opt.partitions.size() < 2) return usage_error("--partitions '%s': name two or more", v.c_str());
+      for (const auto& id : opt.partitions)
+        if (Status st = check_partition_id(id); !st || id.empty())
+          return usage_error("--partitions: %s", st ? "an empty id" : st.message().c_str());
     } else if (arg == "--level" || arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing" ||
                arg == "--colls" || arg == "--algos" || arg == "--sizes" || arg == "--reps") {
       std::string v;
@@ -244,8 +277,12 @@ int main(int argc, char** argv) {
   } else if (opt.job == "coll") {
     auto spec = parse_coll_args(opt.job_args);
     if (!spec) return usage_error("%s", spec.status().message());
+  } else if (opt.job == "soak") {
+    auto spec = parse_soak_args(opt.job_args);
+    if (!spec) return usage_error("%s", spec.status().message());
+    if (!opt.job_args.count("until")) return usage_error("%s", "--job soak needs --duration");
   } else if (!opt.job_args.empty()) {
-    return usage_error("%s", "--" + opt.job_args.begin()->first + " is an option of --job coll, traffic or bench");
+    return usage_error("%s", "--" + opt.job_args.begin()->first + " is an option of --job coll, traffic, bench or soak");
   }
   auto model = sim_link_model(model_name);
   if (!model) return usage_error("%s", model.status().message());

@@ -39,8 +39,37 @@ struct SimRig::SimNode final : SimEndpoint {
   std::unique_ptr<Node> node;
   bool booted = false;
   uint64_t livelocks = 0;
+  // What a reboot needs to build the node again, and the node's faults.
+  Personality personality;
+  std::vector<Port*> node_ports;  // ports as the node sees them (capture wrappers)
+  const Clock* clock = nullptr;
+  NodeOptions options;
+  uint64_t seed = 1;
+  uint32_t rank = 0;
+  std::vector<uint64_t> reboots;                     // times, ascending
+  size_t next_reboot = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> stops;  // [from, until)
+  uint32_t boots = 0;
+
+  void make_node() {
+    NodeOptions o = options;
+    // The first boot keeps the id derived from seed and rank; every reboot
+    // draws a new one, still replayable from the seed.
+    if (boots > 0) o.boot_id = mix64(seed ^ mix64(rank) ^ mix64(0xb007 + boots));
+    ++boots;
+    node = std::make_unique<Node>(personality, *clock, pool, node_ports, o);
+    booted = false;
+  }
 
   uint64_t sim_step(uint64_t now) override {
+    for (const auto& [from, until] : stops)
+      if (now >= from && now < until) return until;  // frozen: frames wait in the rx rings
+    if (next_reboot < reboots.size() && reboots[next_reboot] <= now) {
+      ++next_reboot;
+      kLog.warn("sim: node %s reboots (fault plan)", personality.coord.to_string().c_str());
+      node.reset();  // its state is gone; frames already in its rx rings stay, as in a NIC
+      make_node();
+    }
     if (!booted) {
       booted = true;
       node->boot();
@@ -52,7 +81,8 @@ struct SimRig::SimNode final : SimEndpoint {
         return now + 1;
       }
     }
-    return node->loop().next_deadline();
+    const uint64_t next = node->loop().next_deadline();
+    return next_reboot < reboots.size() ? std::min(next, reboots[next_reboot]) : next;
   }
 };
 
@@ -126,7 +156,7 @@ Status SimRig::build() {
     if (link < 0)
       return error(Code::kInvalid, "faults: linkdown %s:%s: no link there", cut.node.to_string().c_str(),
                    dir_name(cut.dir));
-    fabric_->cut_link(link, cut.at_ns);
+    fabric_->cut_link(link, cut.at_ns, cut.for_ns ? cut.at_ns + cut.for_ns : kNever);
   }
   NodeOptions no;
   no.train_timeout_ns = tuning::kTrainTimeoutSimNs;
@@ -135,6 +165,7 @@ Status SimRig::build() {
   no.net.link.rto_max_ns = tuning::kLinkRtoMaxSimNs;
   no.net.link.ack_delay_ns = tuning::kLinkAckDelaySimNs;
   no.net.link.down_after_ns = tuning::kLinkDownSimNs;
+  no.net.link.keepalive_ns = tuning::kLinkKeepaliveSimNs;
   no.net.dateline = opt_.dateline;
   for (int v = 0; v < wire::kNumVcs; ++v) {
     if (opt_.vc_credits) no.net.link.rx_credits[v] = opt_.vc_credits;
@@ -146,6 +177,7 @@ Status SimRig::build() {
     Personality p;
     p.dims = dims;
     p.coord = coord_of(r, dims);
+    if (Status st = split_partition_x(&p, opt_.partitions); !st) return st;
     p.has_dims = p.has_coord = true;
     p.job = opt_.job;
     p.seed = opt_.seed;
@@ -163,9 +195,23 @@ Status SimRig::build() {
       if (!cp) return cp.status();
       ports = cp.value();
     }
-    nodes_[r]->node = std::make_unique<Node>(p, fabric_->clock(region_of_[r]), nodes_[r]->pool, ports, no);
+    SimNode& sn = *nodes_[r];
+    sn.personality = p;
+    sn.node_ports = ports;
+    sn.clock = &fabric_->clock(region_of_[r]);
+    sn.options = no;
+    sn.seed = opt_.seed;
+    sn.rank = r;
+    sn.make_node();
     fabric_->wake(r, 0);
   }
+  for (const NodeFaultSpec& f : opt_.faults.reboot) {
+    SimNode& sn = *nodes_[rank_of(f.node, dims)];
+    sn.reboots.push_back(f.at_ns);
+    std::sort(sn.reboots.begin(), sn.reboots.end());  // sim_step wakes the node for each
+  }
+  for (const NodeFaultSpec& f : opt_.faults.stop)
+    nodes_[rank_of(f.node, dims)]->stops.emplace_back(f.at_ns, f.for_ns ? f.at_ns + f.for_ns : kNever);
   return Status::ok();
 }
 

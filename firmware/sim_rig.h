@@ -44,6 +44,11 @@ struct SimOptions {
   bool progress = true;                 // a progress line at most once a wall second
   uint32_t threads = 1;                 // scheduler threads (regions of nodes)
   std::string pcap_dir;                 // non-empty: capture every port there (firmware/sim_capture.h); one thread
+  // Two or more: the x dimension is split into that many equal partitions,
+  // named so, each node's personality its own partition's (dims and
+  // coordinates within it); the fabric stays one torus, so every
+  // partition's x wrap cables cross into the next one.
+  std::vector<std::string> partitions;
   // Create every node's packets and the fabric's scheduler room at build
   // time instead of on demand (the allocation test's steady state; costs
   // memory at scale, so off by default).

@@ -4,6 +4,7 @@
 // link_retransmit.cc (retransmission timer, backoff, link-down).
 #include "netstack/link.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -32,9 +33,11 @@ const CounterField kLinkCountersFields[] = {
     TOROID_COUNTER(LinkCounters, acks_received),    TOROID_COUNTER(LinkCounters, credit_stalls),
     TOROID_COUNTER(LinkCounters, window_stalls),    TOROID_COUNTER(LinkCounters, no_buffer),
     TOROID_COUNTER(LinkCounters, credit_violations), TOROID_COUNTER(LinkCounters, rx_no_crc_refused),
+    TOROID_COUNTER(LinkCounters, rx_foreign_partition), TOROID_COUNTER(LinkCounters, rx_foreign_node),
+    TOROID_COUNTER(LinkCounters, keepalives),       TOROID_COUNTER(LinkCounters, trainings),
 };
 const int kLinkCountersFieldCount = sizeof(kLinkCountersFields) / sizeof(kLinkCountersFields[0]);
-static_assert(sizeof(LinkCounters) == 26 * sizeof(uint64_t), "add the new LinkCounters field to kLinkCountersFields");
+static_assert(sizeof(LinkCounters) == 30 * sizeof(uint64_t), "add the new LinkCounters field to kLinkCountersFields");
 
 Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client, EventLoop& loop,
            const LinkConfig& cfg, std::string name)
@@ -48,27 +51,135 @@ Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client,
       rto_timer_(&Link::on_rto, this),
       ack_timer_(&Link::on_ack_timer, this) {
   std::memcpy(mac_, mac, 6);
-  rto_cur_ = cfg_.rto_ns;
+  idle_timer_.set_callback(&Link::on_idle, this);
+  idle_timer_.set_background(true);  // keepalives alone do not keep an idle node awake
+  clear_state();
+  if (cfg_.start_up) {
+    next_seq_ = peer_ack_ = cfg_.isn;
+    rx_next_ = rx_high_ = cfg_.isn;
+    for (int vc = 0; vc < wire::kNumVcs; ++vc)
+      credits_used_[vc] = peer_freed_[vc] = freed_[vc] = freed_reported_[vc] = cfg_.credit_base;
+    arm_idle();
+  } else {
+    up_ = false;
+  }
 }
 
-Link::~Link() {
+Link::~Link() { drop_frames(); }
+
+// Timers stop; the tx queue's references go first (a data frame not yet
+// sent is in both the queue and its window slot), then the window's, then
+// the frames held out of order (their receive buffers are free again).
+void Link::drop_frames() {
   loop_.timers().cancel(rto_timer_);
   loop_.timers().cancel(ack_timer_);
-  // The queue's references first (a data frame not yet sent is in both the
-  // queue and its window slot), then the window's, then the reorder slots.
+  loop_.timers().cancel(idle_timer_);
   while (tx_head_) {
     Packet* p = tx_head_;
     tx_head_ = p->next;
     p->free();
   }
+  tx_tail_ = nullptr;
+  tx_count_ = 0;
+  ack_pkt_ = nullptr;
   for (TxSlot& s : window_) {
     if (s.pkt) s.pkt->free();
-    s.pkt = nullptr;
+    s = TxSlot{};
   }
   for (Packet*& p : reorder_) {
-    if (p) p->free();
+    if (!p) continue;
+    --held_[p->vc];
+    p->free();
     p = nullptr;
   }
+}
+
+void Link::clear_state() {
+  next_seq_ = peer_ack_ = 0;
+  rx_next_ = rx_high_ = 0;
+  rx_bits_ = 0;
+  for (int vc = 0; vc < wire::kNumVcs; ++vc) {
+    credits_used_[vc] = peer_freed_[vc] = freed_[vc] = freed_reported_[vc] = 0;
+    held_[vc] = 0;
+  }
+  ack_pending_ = false;
+  rx_unreported_ = 0;
+  rto_cur_ = cfg_.rto_ns;
+  rto_due_ = kNever;
+  const uint64_t now = loop_.now();
+  last_progress_ = last_heard_ = now;
+  next_carrier_check_ = 0;
+}
+
+// Everything the link holds goes, as at link-down, then its state starts
+// over.
+void Link::reset(Status why) {
+  drop_frames();
+  clear_state();
+  up_ = false;
+  has_peer_mac_ = false;
+  if (!why.is_ok()) down_ = std::move(why);
+}
+
+void Link::bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3]) {
+  if (up_ || disabled_) return;
+  clear_state();
+  next_seq_ = peer_ack_ = tx_isn;
+  rx_next_ = rx_high_ = rx_isn;
+  // The port byte is left out: the hello names the peer's coordinates, not
+  // its port index (two cables between one pair of nodes differ only there).
+  uint8_t mac[6];
+  wire::node_mac(mac, peer[0], peer[1], peer[2], 0);
+  std::memcpy(peer_mac_, mac, sizeof peer_mac_);
+  has_peer_mac_ = true;
+  peer_heard_ = false;
+  up_ = true;
+  down_ = Status::ok();
+  ++ctr_.trainings;
+  arm_idle();
+}
+
+void Link::disable(Status why) {
+  if (disabled_) return;
+  reset(std::move(why));
+  disabled_ = true;
+}
+
+uint64_t Link::keepalive_period() const {
+  // At least four probes before the down deadline, whatever was configured.
+  return std::min(cfg_.keepalive_ns, std::max<uint64_t>(cfg_.down_after_ns / 4, 1));
+}
+
+void Link::arm_idle() {
+  if (!up_ || cfg_.keepalive_ns == 0) return;
+  loop_.timers().arm(idle_timer_, std::max(last_heard_ + keepalive_period(), loop_.now() + 1));
+}
+
+// Silent for keepalive_ns: probe (a bare ack asking for one at once); silent
+// for down_after_ns: the peer is gone or hung. Traffic only moves
+// last_heard_, so a busy link costs one timer event per keepalive_ns.
+void Link::on_idle(void* self) {
+  auto* l = static_cast<Link*>(self);
+  if (!l->up_) return;
+  const uint64_t now = l->loop_.now();
+  const uint64_t silent = now - l->last_heard_;
+  if (silent >= l->cfg_.down_after_ns) {
+    char dur[32];
+    format_duration(silent, dur, sizeof dur);
+    l->go_down(error(Code::kLinkDown, "%s: link down: nothing heard from the neighbour for %s (keepalives unanswered)",
+                     l->name_.c_str(), dur));
+    return;
+  }
+  const uint64_t period = l->keepalive_period();
+  if (silent >= period) {
+    ++l->ctr_.keepalives;
+    l->send_bare_ack(wire::kLinkAckReq);
+    l->flush_tx();
+    // Probe again each period, and check at the down deadline.
+    l->loop_.timers().arm(l->idle_timer_, std::min(now + period, l->last_heard_ + l->cfg_.down_after_ns));
+    return;
+  }
+  l->arm_idle();
 }
 
 bool Link::validate(Packet* p, FrameType* type) {

@@ -21,12 +21,22 @@
 // - Acks are piggybacked on data; when there is none to carry them a bare ack
 //   goes out after a short delay (at once for a NAK or a probe).
 // - Link-down: if unacknowledged data makes no progress for down_after_ns,
-//   or the port reports its carrier down, the link goes down: queued and
-//   unacknowledged frames are freed, the client's on_link_down() gets an
-//   error naming node and port, and every later send() fails.
+//   if nothing at all is heard from the peer for down_after_ns (an idle link
+//   sends a keepalive probe after keepalive_ns of silence, so a hung peer is
+//   noticed too), or the port reports its carrier down, the link goes down:
+//   queued and unacknowledged frames are freed, the client's on_link_down()
+//   gets an error naming node and port, and send() fails until the link is
+//   trained again.
+// - Identity: every frame carries the 16-bit tag of the sender's partition;
+//   data and acks from another partition, or (once trained) from any node
+//   but the trained neighbour (the coordinates in its Ethernet source
+//   address, wire::node_mac), are dropped and counted.
 //
 // Hellos (link training) bypass all of this: send_raw() frames are
-// unsequenced and delivered to on_frame().
+// unsequenced and delivered to on_frame(). Link training
+// (firmware/link_training.h) brings a link up with bring_up(), naming the
+// first sequence number of each direction, and takes it back to a fresh
+// state with reset() when the partition resets; see docs/netstack.md.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -53,8 +63,19 @@ struct LinkConfig {
   uint64_t rto_ns = tuning::kLinkRtoRealNs;          // first retransmission timeout
   uint64_t rto_max_ns = tuning::kLinkRtoMaxRealNs;   // backoff cap
   uint64_t ack_delay_ns = tuning::kLinkAckDelayRealNs;
-  uint64_t down_after_ns = tuning::kLinkDownRealNs;  // no progress this long => down
+  uint64_t down_after_ns = tuning::kLinkDownRealNs;  // no progress (or nothing heard) this long => down
+  // Silent this long => probe (0: no keepalive, the default for links without
+  // training; nodes use tuning::kLinkKeepalive*).
+  uint64_t keepalive_ns = 0;
   uint32_t tx_cap = tuning::kLinkTxQueue;            // raw frames that may wait (hellos)
+  uint16_t partition = 0;   // wire::partition_tag() of this node's partition
+  // true: up from construction, both directions starting at seq `isn` and
+  // credit counts at `credit_base` (links without training: unit tests,
+  // benchmarks; tests start the counters just below their wrap). false:
+  // down until bring_up().
+  bool start_up = true;
+  uint32_t isn = 0;
+  uint16_t credit_base = 0;
 };
 
 // Byte counters count whole frames (Ethernet header included), like the port's.
@@ -86,6 +107,11 @@ struct LinkCounters {
   uint64_t credit_violations = 0;  // peer sent on a VC with no credit (dropped)
   uint64_t rx_no_crc_refused = 0;  // kLinkNoCrc where a CRC is due: our port lacks
                                    // medium integrity, or a hello (dropped)
+  uint64_t rx_foreign_partition = 0;  // another partition's tag (data and acks dropped;
+                                      // hellos go to training, which refuses them by name)
+  uint64_t rx_foreign_node = 0;   // data or ack from a node other than the trained neighbour
+  uint64_t keepalives = 0;        // probes sent on a link silent for keepalive_ns
+  uint64_t trainings = 0;         // times link training brought the link up
 };
 extern const CounterField kLinkCountersFields[];
 extern const int kLinkCountersFieldCount;
@@ -146,6 +172,29 @@ class Link {
   // on failure. (The link header stays readable just before p->data().)
   bool validate(Packet* p, wire::FrameType* type);
 
+  // ---- link training (firmware/link_training.h) ----
+  // Back to a fresh state, down, without telling the client (the partition
+  // is resetting everything at once): queued, unacknowledged and held frames
+  // are freed, sequence numbers and credits start over. `why` becomes the
+  // down status until the link is up again.
+  void reset(Status why);
+  // Up: our data frames start at seq tx_isn, the peer's at rx_isn; the peer
+  // is the node at `peer` (from its hello's body, which the CRC covers), and
+  // data or acks whose Ethernet source names another node are dropped from
+  // here on. Needs !up().
+  void bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3]);
+  // Take the link out of service for good (a miswired cable): the router
+  // drops what it would send here instead of waiting for it to come up.
+  void disable(Status why);
+  bool disabled() const { return disabled_; }
+  // A data or ack frame arrived since bring_up(): the peer's end is up too
+  // (until then training keeps sending it hellos).
+  bool peer_heard() const { return peer_heard_; }
+  // Training saw the peer's DONE hello for this generation: its end is up
+  // too, though no data or ack has crossed yet (an idle link).
+  void set_peer_heard() { if (up_) peer_heard_ = true; }
+  const LinkConfig& config() const { return cfg_; }
+
  private:
   // Implementation: link.cc (setup, validate), link_tx.cc (framing, queue,
   // acks), link_rx.cc (receive, reorder, ack fields), link_retransmit.cc
@@ -176,7 +225,7 @@ class Link {
   void stamp(Packet* p);
   void push_back(Packet* p);
   void push_front(Packet* p);
-  bool flush_tx();
+  bool flush_tx();  // true when a frame other than a bare ack left
   void rx_one(Packet* p);
   void handle_ack_fields(const wire::LinkHeader& lh);
   void handle_data(const wire::LinkHeader& lh, Packet* p);
@@ -198,6 +247,13 @@ class Link {
   void bump_ack_state() { if (++ack_gen_ == 0) ack_gen_ = 1; }
   static void on_rto(void* self);
   static void on_ack_timer(void* self);
+  // Keepalive: one timer per link, re-armed from when the peer was last
+  // heard; nothing per packet (rx only stores last_heard_).
+  void arm_idle();
+  uint64_t keepalive_period() const;
+  static void on_idle(void* self);
+  void clear_state();  // sequence numbers, credits, timers' state: fresh
+  void drop_frames();  // timers stopped, every frame held here freed (link.cc)
 
   uint16_t index_;
   Port* port_;
@@ -207,11 +263,16 @@ class Link {
   LinkConfig cfg_;
   std::string name_;
   bool up_ = true;
+  bool disabled_ = false;
   // port_->info().medium_integrity: data and acks go without a CRC, and
   // arrive without one only here (docs/wire.md).
   const bool no_crc_;
   Status down_;
   uint64_t next_carrier_check_ = 0;
+  uint8_t peer_mac_[5] = {};    // 02:54:x:y:z of the trained neighbour (wire::node_mac)
+  bool has_peer_mac_ = false;   // set by bring_up(): frames from other nodes are dropped
+  bool peer_heard_ = false;
+  Timer idle_timer_;
 
   // tx queue of framed packets waiting for the port (intrusive FIFO through
   // Packet::next). Retransmissions and bare acks go to the front.

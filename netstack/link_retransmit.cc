@@ -166,31 +166,9 @@ void Link::go_down(Status why) {
   if (!up_) return;
   up_ = false;
   down_ = std::move(why);
-  loop_.timers().cancel(rto_timer_);
-  loop_.timers().cancel(ack_timer_);
   ack_pending_ = false;
-  // Queued frames (data, copies, acks, hellos), then the window's
-  // references, then frames held out of order (their buffers are free again).
-  while (tx_head_) {
-    Packet* p = tx_head_;
-    tx_head_ = p->next;
-    p->free();
-  }
-  tx_tail_ = nullptr;
-  tx_count_ = 0;
-  ack_pkt_ = nullptr;
-  for (TxSlot& s : window_) {
-    if (s.pkt) s.pkt->free();
-    s = TxSlot{};
-  }
   peer_ack_ = next_seq_;
-  for (uint32_t i = 0; i < kLinkWindow; ++i) {
-    Packet*& p = reorder_[(rx_next_ + i) % kLinkWindow];
-    if (!p) continue;
-    --held_[p->vc];
-    p->free();
-    p = nullptr;
-  }
+  drop_frames();
   rx_bits_ = 0;
   client_->on_link_down(index_, down_);
 }

@@ -25,8 +25,11 @@ bool Link::poll() {
   }
   Packet* burst[tuning::kBurst];
   const uint16_t n = port_->rx_burst(burst, tuning::kBurst);
+  const uint64_t frames0 = ctr_.rx_frames, acks0 = ctr_.acks_received;
   for (uint16_t i = 0; i < n; ++i) rx_one(burst[i]);
-  bool busy = n > 0;
+  // Bare acks alone (an idle link's keepalive probe and its answer) are not
+  // work: an idle node may still go to sleep (EventLoop::idle_step).
+  bool busy = ctr_.rx_frames - frames0 > ctr_.acks_received - acks0;
   busy |= flush_tx();
   return busy;
 }
@@ -54,17 +57,29 @@ void Link::rx_one(Packet* p) {
   ++ctr_.rx_frames;
   ctr_.rx_bytes += frame_len;
   p->next = nullptr;
+  LinkHeader lh;
+  std::memcpy(&lh, p->data() - sizeof lh, sizeof lh);
+  const uint8_t* src = p->data() - sizeof lh - sizeof(wire::EthHeader) + 6;  // EthHeader::src
+  const bool foreign_partition = lh.partition.get() != cfg_.partition;
+  ctr_.rx_foreign_partition += foreign_partition;
   if (type == FrameType::kHello) {
+    // A neighbour still training is alive: its hellos count as heard. (The
+    // trainer checks the whole partition id and names a foreign one.)
+    if (up_ && !foreign_partition) last_heard_ = loop_.now();
     client_->on_frame(index_, type, p);
     return;
   }
-  if (!up_) {
+  if (!up_ || foreign_partition) {
     p->free();
     return;
   }
-  LinkHeader lh;
-  std::memcpy(&lh, p->data() - sizeof lh, sizeof lh);
+  if (has_peer_mac_ && std::memcmp(src, peer_mac_, sizeof peer_mac_) != 0) {
+    ++ctr_.rx_foreign_node;
+    p->free();
+    return;
+  }
   last_heard_ = loop_.now();
+  peer_heard_ = true;
   handle_ack_fields(lh);
   if (type == FrameType::kAck) {
     ++ctr_.acks_received;

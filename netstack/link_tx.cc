@@ -33,6 +33,7 @@ void Link::fill_header(LinkHeader* lh, FrameType type, uint8_t vc, uint32_t seq,
   lh->vc = vc;
   lh->seq.set(seq);
   lh->length.set(body_len);
+  lh->partition.set(cfg_.partition);
 }
 
 // Callers check can_frame() first.
@@ -214,7 +215,7 @@ void Link::on_ack_timer(void* self) {
 // rest, in order). Bounded: the queue holds at most tx_cap raw frames, one
 // window of data frames, one window of retransmit copies and one ack.
 bool Link::flush_tx() {
-  bool moved = false;
+  bool moved = false;  // a frame other than a bare ack left
   while (tx_head_) {
     Packet* burst[tuning::kBurst];
     uint32_t lens[tuning::kBurst];
@@ -268,6 +269,7 @@ bool Link::flush_tx() {
         carried_ack = true;
       }
     }
+    for (uint16_t i = 0; i < sent; ++i) moved |= types[i] != static_cast<uint8_t>(FrameType::kAck);
     ctr_.tx_frames += sent;
     if (carried_ack) {
       // Every frame that left was stamped in this flush: the peer now has
@@ -277,7 +279,6 @@ bool Link::flush_tx() {
       for (int vc = 0; vc < wire::kNumVcs; ++vc) freed_reported_[vc] = freed_[vc];
     }
     if (sent == 0) break;
-    moved = true;
     tx_head_ = sent == n ? rest : burst[sent];
     if (!tx_head_) tx_tail_ = nullptr;
     tx_count_ -= sent;

@@ -185,6 +185,18 @@ bool NetStack::send_class(uint8_t cls, Packet* p) {
   return true;
 }
 
+void NetStack::reset(const Status& why) {
+  // Transit packets hold receive buffers of links that start over below:
+  // freed without a release.
+  for (auto& per_port : in_)
+    for (auto& q : per_port)
+      while (Packet* p = q.pop()) p->free();
+  transit_n_ = 0;
+  while (Packet* p = inject_.pop()) p->free();
+  for (auto& l : links_)
+    if (l && !l->disabled()) l->reset(why);
+}
+
 void NetStack::on_link_down(uint16_t index, const Status& why) {
   if (link_down_.is_ok()) link_down_ = why;
   // Packets waiting to go out on that link are dropped when they reach the

@@ -142,6 +142,10 @@ class NetStack final : public Poller, public LinkClient {
   void on_link_down(uint16_t index, const Status& why) override;
   // First link-down seen (ok while every link is up).
   const Status& link_status() const { return link_down_; }
+  // The partition resets (firmware/link_training.h): every packet waiting
+  // here is freed and every link starts over, down, until training brings
+  // it up again. Nobody is told (the caller resets the layers above).
+  void reset(const Status& why);
 
   const NetCounters& counters() const { return ctr_; }
   // Packets waiting in input queues (transit) right now.

@@ -87,11 +87,13 @@ bool NetStack::route_unicast(Packet* p, int in_port) {
     return true;
   }
   const int port = port_of(hop.dir);
-  if (port < 0 || !links_[port]->up()) {
+  if (port < 0 || links_[port]->disabled()) {
     ++ctr_.dropped_link_down;
     p->free();
     return true;
   }
+  // A link that is down trains again (firmware/link_training.h): the packet
+  // waits for it, holding its buffer, until it is up or the partition resets.
   if (!links_[port]->can_send(hop.vc)) return false;
   // The deposit copy is made only once the packet can move on, so a blocked
   // packet never leaves two copies.
@@ -148,7 +150,7 @@ bool NetStack::route_class(Packet* p, int in_port) {
     if (!(p->user & (1u << d))) continue;
     const Dir dir = static_cast<Dir>(d);
     const int port = port_of(dir);
-    if (port < 0 || !links_[port]->up()) {
+    if (port < 0 || links_[port]->disabled()) {
       ++ctr_.dropped_link_down;
       p->user &= ~(1u << d);
       continue;

@@ -61,6 +61,7 @@ Messenger::Peer& Messenger::peer(uint32_t rank) {
   auto it = peers_.find(rank);
   if (it != peers_.end()) return *it->second;
   Peer* pr = new Peer();
+  pr->next_seq = pr->contig = cfg_.first_seq;
   peer_store_.push_back(pr);
   peers_.emplace(rank, pr);
   return *pr;
@@ -124,6 +125,40 @@ void Messenger::on_link_down(uint16_t port, const Status& why) {
         m->req->msg_ = nullptr;
         m->req = nullptr;
       }
+}
+
+void Messenger::reset(const Status& why) {
+  active_.clear();
+  abort_due_.clear();
+  while (RecvReq* r = posted_head_) {
+    unlink_posted(r);
+    r->done_ = true;
+    r->status_ = why;
+  }
+  for (Peer* pr : peer_store_) {
+    while (InMsg* m = pr->msgs) {
+      if (m->req && !m->req->done_) {
+        m->req->done_ = true;
+        m->req->status_ = why;
+        m->req->msg_ = nullptr;
+      }
+      free_msg(m);
+    }
+    *pr = Peer{};
+  }
+  // Whole messages waiting for a receive: sent before the reset, so their
+  // senders' numbering no longer covers them.
+  while (InMsg* m = unexpected_head_) free_msg(m);
+  for (Peer* pr : peer_store_) {
+    *pr = Peer{};
+    pr->next_seq = pr->contig = cfg_.first_seq;
+  }
+  spill_check_ = false;
+  credit_due_.clear();  // (dropping held frames queued credits for peers that start over)
+  gated_.clear();
+  held_frames_ = 0;
+  ctr_.held_bytes = 0;
+  status_ = Status::ok();
 }
 
 bool Messenger::poll() {

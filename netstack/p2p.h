@@ -173,6 +173,10 @@ struct MessengerConfig {
   uint32_t max_held = tuning::kP2pMaxHeld;       // frames held for unexpected messages, all sources
   uint64_t store_cap = tuning::kP2pStoreCap;     // bytes of spilled unexpected messages
   uint64_t max_message = tuning::kP2pMaxMessage; // larger messages are refused (sender) / dropped (receiver)
+  // The first message number towards and from every peer (also after a
+  // reset). Numbers count mod 2^32; every node uses the same value (tests
+  // start just below the wrap to show that it is handled).
+  uint32_t first_seq = 0;
 };
 
 class Messenger final : public PacketHandler, public LinkDownListener, public Poller {
@@ -225,6 +229,11 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void on_packet(uint16_t port, Packet* p) override;
   void on_link_down(uint16_t port, const Status& why) override;
   bool poll() override;
+  // The partition resets its communication (firmware/link_training.h): every
+  // pending send and every receive fails with `why`, every message being
+  // received or held is dropped, and the numbering towards every peer starts
+  // over (the peers reset too), so later sends and receives work again.
+  void reset(const Status& why);
 
  private:
   struct SendOp {

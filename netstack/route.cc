@@ -23,7 +23,12 @@ uint8_t productive_dirs(const Coord& cur, const Coord& dst, uint8_t hints, const
   uint8_t out = 0;
   for (int d = 0; d < kDims; ++d) {
     if (cur.c[d] == dst.c[d]) continue;
-    out |= static_cast<uint8_t>(hints & (3u << (2 * d)));
+    uint8_t h = static_cast<uint8_t>((hints >> (2 * d)) & 3u);
+    // Both bits: plus, as on the deterministic route. Offering both ways
+    // would let a packet (a corrupt or hostile one: senders set one bit)
+    // bounce between two nodes forever; one way per dimension always ends.
+    if (h == 3u) h = 1u;
+    out |= static_cast<uint8_t>(h << (2 * d));
   }
   return out;
 }

@@ -175,6 +175,8 @@ def qemu_args(a, vm: Vm, dims, swaps, desc, run_dir) -> list[str]:
     else:
         # EAL's own lines name the PMD that probed each NIC and the IOVA mode.
         append.append("toroid.eal_log=info")
+    if a.link_timeout:
+        append.append(f"toroid.link_timeout={int(a.link_timeout * 1000)}ms")
     if a.coll_timeout:
         append.append(f"toroid.coll_timeout={a.coll_timeout}s")
     if a.job_timeout:
@@ -608,6 +610,10 @@ def build_parser():
     ap.add_argument("--train-timeout", type=float, default=0,
                     help="link-training deadline in the guest, seconds (default 60 + 5 per VM: nodes boot at "
                          "different times)")
+    ap.add_argument("--link-timeout", type=float, default=0,
+                    help="seconds a link may make no progress or hear nothing before it goes down in the guest "
+                         "(default: 5 under TCG, where a host that deschedules a vCPU for a second or two must "
+                         "slow a link, not kill it; the node's 0.5 under KVM)")
     ap.add_argument("--coll-timeout", type=float, default=0, help="one collective's deadline in the guest, seconds")
     ap.add_argument("--job-timeout", type=float, default=0, help="the job's deadline in the guest, seconds")
     ap.add_argument("--linger", type=float, default=3, help="seconds a node keeps serving its links after its verdict")
@@ -659,6 +665,11 @@ def main(argv: list[str]) -> int:
         a.arg.append("level=quick")
         print("qemu: selftest at level quick under TCG (--arg level=full for the whole matrix, "
               "with a longer --timeout and --job-timeout)", flush=True)
+    if not a.link_timeout and a.accel != "kvm":
+        a.link_timeout = 5.0
+    if a.link_timeout and a.link_timeout < 0.1:
+        print("toroid qemu: --link-timeout: at least 0.1 s", file=sys.stderr)
+        return 2
     a.timeout = a.timeout or 120 + 20 * n
     a.boot_timeout = a.boot_timeout or 60 + 10 * n
     a.train_timeout = a.train_timeout or 60 + 5 * n

@@ -58,6 +58,7 @@ class CapturePort final : public Port {
   LinkState link_state() const override { return inner_.link_state(); }
   PacketPool& tx_pool() override { return inner_.tx_pool(); }
   int wait_fd() const override { return inner_.wait_fd(); }
+  bool reconnect() override { return inner_.reconnect(); }
 
  private:
   uint64_t stamp() const;

@@ -235,6 +235,14 @@ LinkState DpdkPort::link_state() const {
   return link.link_status == RTE_ETH_LINK_UP ? LinkState::kUp : LinkState::kDown;
 }
 
+bool DpdkPort::reconnect() {
+  if (!open_ || spec_.kind != DpdkPortKind::kMemif || spec_.role != MemifRole::kClient || !eal_ready()) return false;
+  if (link_state() == LinkState::kUp || !is_socket_file(spec_.socket)) return false;
+  stop();
+  if (rte_eth_dev_start(port_id_) == 0) started_ = true;
+  return true;
+}
+
 void DpdkPort::stop() {
   if (!open_ || !started_ || !eal_ready()) return;
   dpdk::run_on_intr_thread([](void* a) { (void)rte_eth_dev_stop(*static_cast<uint16_t*>(a)); }, &port_id_);

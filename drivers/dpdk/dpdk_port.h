@@ -92,6 +92,10 @@ class DpdkPort final : public Port {
   uint16_t tx_burst(Packet** pkts, uint16_t n) override;
   const PortInfo& info() const override { return info_; }
   LinkState link_state() const override;
+  // A memif client whose server went away dials it again (stop, then one
+  // start attempt); the PMD never does so itself. A memif server needs
+  // nothing: it takes the next client that dials.
+  bool reconnect() override;
   PacketPool& tx_pool() override { return *pool_; }
   int wait_fd() const override { return -1; }
 

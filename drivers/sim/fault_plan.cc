@@ -10,7 +10,7 @@ namespace toroid {
 
 namespace {
 
-constexpr const char* kKnownKeys = "drop, corrupt, dup, reorder, delay, jitter, linkdown";
+constexpr const char* kKnownKeys = "drop, corrupt, dup, reorder, delay, jitter, linkdown, reboot, stop";
 constexpr uint64_t kMaxLatencyFaultNs = kSec;  // delay and jitter are capped at 1 s
 
 std::string trim(const std::string& s) {
@@ -63,11 +63,60 @@ Status parse_latency(const std::string& key, const std::string& val, uint64_t* o
   return Status::ok();
 }
 
-// X.Y.Z:DIR[@T]
+// "T" or "T+D" after an '@': a time and an optional duration.
+Status parse_when(const char* key, const std::string& val, const std::string& at, uint64_t* at_ns,
+                  uint64_t* for_ns) {
+  const size_t plus = at.find('+');
+  const std::string t = at.substr(0, plus);
+  if (!parse_duration_ns(t.c_str(), at_ns))
+    return error(Code::kInvalid, "faults: %s=%s: '@%s' is not a time (e.g. @300us)", key, val.c_str(), t.c_str());
+  *for_ns = 0;
+  if (plus != std::string::npos) {
+    const std::string d = at.substr(plus + 1);
+    if (!parse_duration_ns(d.c_str(), for_ns) || *for_ns == 0)
+      return error(Code::kInvalid, "faults: %s=%s: '+%s' is not a duration above 0 (e.g. +2ms)", key, val.c_str(),
+                   d.c_str());
+  }
+  return Status::ok();
+}
+
+// X.Y.Z@T[+D]
+Status parse_node_fault(const char* key, const std::string& val, const Dims& dims, bool takes_duration,
+                        NodeFaultSpec* out) {
+  const size_t atpos = val.find('@');
+  if (atpos == std::string::npos)
+    return error(Code::kInvalid, "faults: %s=%s: expected X.Y.Z@T%s (e.g. 1.0.0@300us%s)", key, val.c_str(),
+                 takes_duration ? "[+D]" : "", takes_duration ? "+2ms" : "");
+  auto coord = parse_coord(val.substr(0, atpos), dims);
+  if (!coord) return error(coord.status().code(), "faults: %s=%s: %s", key, val.c_str(), coord.status().message().c_str());
+  Status st = parse_when(key, val, val.substr(atpos + 1), &out->at_ns, &out->for_ns);
+  if (!st) return st;
+  if (!takes_duration && out->for_ns)
+    return error(Code::kInvalid, "faults: %s=%s: a %s takes no duration", key, val.c_str(), key);
+  out->node = *coord;
+  return Status::ok();
+}
+
+std::string node_fault_text(const NodeFaultSpec& f) {
+  std::string v;
+  for (int i = 0; i < kDims; ++i) {
+    if (i) v += '.';
+    v += std::to_string(f.node.c[i]);
+  }
+  v += '@';
+  v += format_ns(f.at_ns);
+  if (f.for_ns) {
+    v += '+';
+    v += format_ns(f.for_ns);
+  }
+  return v;
+}
+
+// X.Y.Z:DIR[@T[+D]]
 Status parse_linkdown(const std::string& val, const Dims& dims, LinkDownSpec* out) {
   const size_t colon = val.find(':');
   if (colon == std::string::npos)
-    return error(Code::kInvalid, "faults: linkdown=%s: expected X.Y.Z:DIR[@T] (e.g. 1.0.0:x+@300us)",
+    return error(Code::kInvalid, "faults: linkdown=%s: expected X.Y.Z:DIR[@T[+D]] (e.g. 1.0.0:x+@300us)",
                  val.c_str());
   const std::string node = val.substr(0, colon);
   std::string dir = val.substr(colon + 1);
@@ -89,13 +138,15 @@ Status parse_linkdown(const std::string& val, const Dims& dims, LinkDownSpec* ou
   if (!has_link(d, dims))
     return error(Code::kInvalid, "faults: linkdown=%s: no link in direction %s (dims %s: %c has size 1)",
                  val.c_str(), dir_name(d), dims.to_string().c_str(), "xyz"[dir_dim(d)]);
-  uint64_t at_ns = 0;
-  if (has_at && !parse_duration_ns(at.c_str(), &at_ns))
-    return error(Code::kInvalid, "faults: linkdown=%s: '@%s' is not a time (e.g. @300us)", val.c_str(),
-                 at.c_str());
+  uint64_t at_ns = 0, for_ns = 0;
+  if (has_at) {
+    Status st = parse_when("linkdown", val, at, &at_ns, &for_ns);
+    if (!st) return st;
+  }
   out->node = *coord;
   out->dir = d;
   out->at_ns = at_ns;
+  out->for_ns = for_ns;
   return Status::ok();
 }
 
@@ -124,12 +175,18 @@ std::string FaultPlan::to_string() const {
     }
     v += ':';
     v += dir_name(l.dir);
-    if (l.at_ns > 0) {
+    if (l.at_ns > 0 || l.for_ns > 0) {
       v += '@';
       v += format_ns(l.at_ns);
     }
+    if (l.for_ns > 0) {
+      v += '+';
+      v += format_ns(l.for_ns);
+    }
     add("linkdown", v);
   }
+  for (const NodeFaultSpec& f : reboot) add("reboot", node_fault_text(f));
+  for (const NodeFaultSpec& f : stop) add("stop", node_fault_text(f));
   return out.empty() ? "none" : out;
 }
 
@@ -165,6 +222,10 @@ Result<FaultPlan> parse_fault_plan(const std::string& spec, const Dims& dims) {
       LinkDownSpec l;
       st = parse_linkdown(val, dims, &l);
       if (st.is_ok()) plan.linkdown.push_back(l);
+    } else if (key == "reboot" || key == "stop") {
+      NodeFaultSpec f;
+      st = parse_node_fault(key.c_str(), val, dims, key == "stop", &f);
+      if (st.is_ok()) (key == "reboot" ? plan.reboot : plan.stop).push_back(f);
     } else {
       return error(Code::kInvalid, "faults: unknown key '%s' (known: %s)", key.c_str(), kKnownKeys);
     }

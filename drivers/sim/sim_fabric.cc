@@ -125,7 +125,7 @@ LinkState SimPort::link_state() const {
   if (link_ < 0) return LinkState::kDown;
   const auto& l = fabric_->links_[static_cast<size_t>(link_)];
   const uint64_t now = region_->clock.now_ns();
-  return (l.dir[0].cut_at <= now || l.dir[1].cut_at <= now) ? LinkState::kDown : LinkState::kUp;
+  return (l.dir[0].cut(now) || l.dir[1].cut(now)) ? LinkState::kDown : LinkState::kUp;
 }
 
 void SimPort::reserve_rx(uint32_t n) {
@@ -229,11 +229,18 @@ int SimFabric::connect(SimPort* a, SimPort* b) {
   return id;
 }
 
-void SimFabric::cut_link(int link, uint64_t at_ns) {
+void SimFabric::cut_link(int link, uint64_t at_ns, uint64_t until_ns) {
   assert(link >= 0 && static_cast<size_t>(link) < links_.size());
   for (auto& h : links_[static_cast<size_t>(link)].dir) {
-    if (at_ns < h.cut_at) h.cut_at = at_ns;
+    h.cut_at = at_ns;
+    h.cut_until = until_ns;
   }
+}
+
+bool SimFabric::quiet() const {
+  for (const auto& port : ports_)
+    if (!port->wire_.empty() || port->rx_count_ > 0) return false;
+  return true;
 }
 
 uint64_t SimFabric::trace_hash() const {
@@ -280,7 +287,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
     Link& link = links_[link_id];
     const int d = from->side_;
     Link::Half& h = link.dir[d];
-    if (h.cut_at <= now) {
+    if (h.cut(now)) {
       ++st.frames_offered;
       ++st.cut_dropped;
       fold(&from->tx_trace_, &from->tx_traced_, now, link_tag(kTrCut, link_id, d), p->len);
@@ -390,7 +397,7 @@ void SimFabric::arrive(SimRegion& r, uint64_t now, SimPort* to, void* frame) {
   const auto link_id = static_cast<uint32_t>(to->link_);
   const int d = 1 - to->side_;  // the direction that carries frames into `to`
   const uint32_t len = f->len;
-  if (links_[link_id].dir[d].cut_at <= now) {
+  if (links_[link_id].dir[d].cut(now)) {
     ++st.cut_dropped;
     fold(&to->rx_trace_, &to->rx_traced_, now, link_tag(kTrCut, link_id, d), len);
     r.arena.put(f);

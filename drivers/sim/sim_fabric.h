@@ -221,9 +221,10 @@ class SimFabric {
   // Cable two unconnected ports; returns the link id. Random streams derive
   // from (seed, link id, direction).
   int connect(SimPort* a, SimPort* b);
-  // The link goes down at virtual time t (both directions); frames in flight
-  // after t are lost and link_state() reports kDown.
-  void cut_link(int link, uint64_t at_ns);
+  // The link goes down at virtual time t (both directions) until `until_ns`
+  // (kNever: for good); frames in flight meanwhile are lost and link_state()
+  // reports kDown.
+  void cut_link(int link, uint64_t at_ns, uint64_t until_ns = kNever);
 
   // Ask for node to be stepped at time t (e.g. its first boot step).
   void wake(uint32_t node, uint64_t at_ns);
@@ -239,7 +240,12 @@ class SimFabric {
   // off. Returns the number of events processed.
   uint64_t run(uint64_t until_ns = kNever, double wall_budget_s = 0);
   void stop() { stop_.store(true, std::memory_order_relaxed); }
+  // Nothing at all is scheduled (with keepalives on, never while a node runs).
   bool idle() const;
+  // No frame on any wire and none waiting in an rx ring (between run()
+  // calls): what a test waits for before it counts buffers (idle nodes still
+  // wake for their timers).
+  bool quiet() const;
   // The earliest instant a node has work (kNever when idle).
   uint64_t next_event() const;
   // Windows the parallel scheduler has run (0 on one region).

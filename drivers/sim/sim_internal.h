@@ -178,7 +178,9 @@ struct SimFabric::Link {
   struct Half {
     uint64_t busy_until[kSimChannels] = {};  // each transmitter is busy sending until then
     uint64_t cut_at = kNever;
+    uint64_t cut_until = kNever;             // mended then (kNever: cut for good)
     uint64_t frames = 0;                     // transmit order of this direction
+    bool cut(uint64_t now) const { return cut_at <= now && now < cut_until; }
     Rng rng;
   };
   SimPort* end[2] = {nullptr, nullptr};

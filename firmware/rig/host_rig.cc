@@ -162,15 +162,27 @@ int HostRig::setup() {
   w.job = opt_.job;
   w.seed = opt_.seed;
   w.job_args = opt_.job_args;
+  w.partitions = opt_.partitions;
   if (opt_.frame == 9000 && opt_.driver == "memif") w.memif_bsize = 9216;
+  if (opt_.soak_ns) {
+    // One end for every process, also the ones --chaos starts again: the
+    // soak stops starting operations at this CLOCK_MONOTONIC time.
+    const uint64_t until = mono_ns() + opt_.train_timeout_ns + 2 * kSec + opt_.soak_ns;
+    w.job_args["until"] = std::to_string(until);
+    chaos_setup(until);
+  }
   auto wired = wire_partition(w);
   if (!wired) {
     fprintf(stderr, "toroid-rig: %s\n", wired.status().message().c_str());
     return 2;
   }
-  for (const auto& p : wired.value()) {
-    NodeProc* n = add_node(p.coord);
-    n->personality_file = run_dir_ + "/node-" + coord_file_part(p.coord) + ".personality";
+  for (uint32_t r = 0; r < wired.value().size(); ++r) {
+    const Personality& p = wired.value()[r];
+    // Named by where it is cabled in the whole torus: with --partitions, two
+    // partitions' nodes share coordinates within their own partition.
+    const Coord at = coord_of(r, opt_.dims);
+    NodeProc* n = add_node(at);
+    n->personality_file = run_dir_ + "/node-" + coord_file_part(at) + ".personality";
     FILE* f = fopen(n->personality_file.c_str(), "w");
     if (!f) {
       fprintf(stderr, "toroid-rig: cannot write %s: %s\n", n->personality_file.c_str(), std::strerror(errno));
@@ -218,6 +230,10 @@ void HostRig::launch(NodeProc& n) {
                            // The rig always stops its nodes; linger only bounds an orphan.
                            "--linger", ms_arg(opt_.timeout_ns + opt_.hold_ns + 60 * kSec),
                            "--stop-grace", ms_arg(opt_.quiesce_timeout_ns + 5 * kSec)});
+  // A soak's operations fail fast when something breaks (the partition
+  // resets); the deadline only backs that up.
+  if (opt_.soak_ns) argv.insert(argv.end(), {"--coll-timeout", "10000ms"});
+  if (!chaos_.cut_dir.empty()) argv.insert(argv.end(), {"--cut-dir", chaos_.cut_dir});
   if (!opt_.cpus.empty()) argv.insert(argv.end(), {"--cpus", opt_.cpus});
   // More node processes than cores: idle nodes must give their core to the
   // peer they wait for instead of spinning on it.
@@ -227,6 +243,7 @@ void HostRig::launch(NodeProc& n) {
   argv.insert(argv.end(), opt_.node_args.begin(), opt_.node_args.end());
   auto c = spawn(argv);
   n.spawned = true;
+  ++n.starts;
   if (!c) {
     n.exited = true;
     n.exit_mono = mono_ns();
@@ -260,6 +277,10 @@ void HostRig::reap() {
     if (n.log) {
       fprintf(n.log, "# %s at +%.3f s\n", describe_exit(status).c_str(), since_launch(n.exit_mono));
       fflush(n.log);
+    }
+    if (n.chaos_killed) {  // --chaos: started again by chaos_step, not a death
+      say("rig: node %s %s (--chaos)", n.name.c_str(), describe_exit(status).c_str());
+      continue;
     }
     if (n.killed_by_rig) n.died = true;
     if (phase_ == Phase::kRun || phase_ == Phase::kHold) {
@@ -342,6 +363,7 @@ void HostRig::step(uint64_t now) {
         launch(*delayed_);
       }
     }
+    chaos_step(now);
     // --kill: after every node trained (or the training deadline).
     if (opt_.kill && !kill_done_) {
       const uint64_t base = t_all_trained_ ? t_all_trained_ : t_launch_ + opt_.train_timeout_ns + kSec;
@@ -371,7 +393,7 @@ void HostRig::step(uint64_t now) {
   switch (phase_) {
     case Phase::kRun: {
       bool all_done = true;
-      for (auto& n : nodes_) all_done &= n->have_verdict || n->exited;
+      for (auto& n : nodes_) all_done &= (n->have_verdict || n->exited) && !n->chaos_killed;
       const bool kill_pending = opt_.kill && !kill_done_;
       if (all_done && t_all_verdicts_ == 0) t_all_verdicts_ = now;
       if (t_failure_ && now >= t_failure_ + opt_.fail_grace_ns) {

@@ -50,6 +50,14 @@ struct RigOptions {
   uint64_t kill_at_ns = 0;
   bool remove_socket = false;  // remove that cable's socket before its client connects
   std::vector<VethSwap> swaps;  // kernel drivers: veths swapped at a node (miscabling)
+  // --partitions A,B,...: the x dimension split into partitions cabled as
+  // one torus (split_partition_x): their wrap cables cross.
+  std::vector<std::string> partitions;
+  // --chaos kill,stop,cut,reboot with the soak job (host_rig_chaos.cc):
+  // faults at random, one at a time, for soak_ns; nodes killed are started
+  // again. soak_ns > 0: the soak job's length (--minutes / --seconds).
+  std::vector<std::string> chaos;
+  uint64_t soak_ns = 0;
   Coord remove_node;
   Dir remove_dir = Dir::kXp;
   std::string cpus;  // the nodes' EAL lcore CPU list; empty: the rig's affinity
@@ -110,6 +118,22 @@ class HostRig {
     std::string rig_note;    // what the rig did to it: "killed (--kill)", "no verdict within 60 s"
     bool killed_by_rig = false;
     bool died = false;  // exited before the rig stopped it (crash, --kill, exit)
+    bool chaos_killed = false;  // killed by --chaos: started again, not a death
+    uint32_t starts = 0;        // processes started for this node
+  };
+  // --chaos: one fault at a time, then quiet, then the next.
+  struct Chaos {
+    uint64_t seed = 1;
+    uint64_t next_at = 0;      // the next fault starts then
+    uint64_t stop_at = 0;      // no fault starts after this (the run ends clean)
+    bool active = false;
+    std::string kind;          // kill, stop, cut, reboot
+    NodeProc* node = nullptr;
+    std::string cut_file;
+    uint64_t started = 0, ends_at = 0;
+    std::string cut_dir;
+    uint64_t kills = 0, stops = 0, cuts = 0, reboots = 0, restarts = 0;
+    uint64_t wrong_lines = 0, hang_lines = 0, resets = 0;
   };
   enum class Phase : uint8_t { kRun, kHold, kQuiesce, kRelease, kDone };
 
@@ -124,6 +148,12 @@ class HostRig {
   void reap();
   void step(uint64_t now);
   void begin_stop(uint64_t now, const std::string& why);
+  // --chaos (host_rig_chaos.cc)
+  void chaos_setup(uint64_t until_mono);
+  void chaos_step(uint64_t now);
+  void chaos_end_fault(uint64_t now);
+  void restart(NodeProc& n);
+  void chaos_report();
   void progress(uint64_t now, bool force);
   void note_failure(uint64_t now, const std::string& what);
   int report();
@@ -163,6 +193,7 @@ class HostRig {
   uint64_t t_last_progress_ = 0;
   std::string last_progress_;
   uint32_t milestones_ = 0;  // bit per milestone printed
+  Chaos chaos_;
 };
 
 }  // namespace toroid::rig

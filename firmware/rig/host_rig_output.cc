@@ -49,6 +49,10 @@ void HostRig::handle_line(NodeProc& n, const std::string& line) {
     fflush(n.log);
   }
   NodeEvent ev;
+  // The soak job's worst news, counted from every process (also the ones
+  // --chaos kills before they could report their totals).
+  if (line.find("WRONG RESULT") != std::string::npos) ++chaos_.wrong_lines;
+  if (line.find("soak: ") != std::string::npos && line.find(" hung ") != std::string::npos) ++chaos_.hang_lines;
   if (!parse_node_event(line, &ev)) {
     const bool is_error = line.find("error") != std::string::npos || line.find("FAIL") != std::string::npos;
     if (opt_.stream || is_error) {
@@ -105,8 +109,11 @@ void HostRig::handle_line(NodeProc& n, const std::string& line) {
     else
       say("rig: node %s reports link down on %s (%s) to %s: %s", n.name.c_str(), d.port.c_str(), d.dir.c_str(),
           d.peer.c_str(), d.reason.c_str());
-    if (phase_ == Phase::kRun || phase_ == Phase::kHold)
+    // Under --chaos links go down on purpose; the soak's counts judge the run.
+    if ((phase_ == Phase::kRun || phase_ == Phase::kHold) && opt_.chaos.empty())
       note_failure(now, "node " + n.name + " port " + d.port + " (" + d.dir + "): link down to " + d.peer);
+  } else if (ev.kind == "reset") {
+    ++chaos_.resets;
   } else if (ev.kind == "bench") {
     BenchRecord rec;
     BenchInfo info;

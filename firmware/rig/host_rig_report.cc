@@ -77,6 +77,7 @@ int HostRig::report() {
     for (const auto& [k, v] : totals) s += " " + k + "=" + std::to_string(v);
     say("%s", s.c_str());
   }
+  chaos_report();
 
   // Per node: anything other than a clean PASS.
   uint32_t passed = 0, failed = 0, died = 0, no_verdict = 0;

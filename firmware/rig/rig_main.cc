@@ -15,10 +15,12 @@
 #include "base/clock.h"
 #include "base/files.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "firmware/job.h"
 #include "firmware/jobs/bench_job.h"
 #include "firmware/jobs/coll_job.h"
 #include "firmware/jobs/selftest_job.h"
+#include "firmware/jobs/soak_job.h"
 #include "firmware/rig/host_rig.h"
 #include "firmware/rig/wiring.h"
 
@@ -89,11 +91,20 @@ const char kUsage[] =
     "                        (default 0); its neighbours must report the links\n"
     "  --freeze X,Y,Z[@D]    SIGSTOP it instead (a hung node: no carrier loss; a\n"
     "                        neighbour with data in flight reports no progress)\n"
+    "  --partitions A,B,...  split x into equal partitions with these ids, cabled\n"
+    "                        as one torus: their wrap cables cross; link training\n"
+    "                        must refuse them, naming the other partition\n"
     "  --remove-socket X,Y,Z:DIR  remove that link's socket before its client\n"
     "                        connects; both ends must report the port\n"
     "  --swap-veths X,Y,Z:D1,D2   af_xdp/af_packet: plug that node's D1 and D2\n"
     "                        cables into each other's ports (repeatable); link\n"
     "                        training must refuse them, naming both ends\n"
+    "\n"
+    "chaos soak (--job soak; docs/host-rig.md):\n"
+    "  --minutes N | --seconds N  how long the soak runs verified collectives\n"
+    "  --chaos LIST          kill,stop,cut,reboot: one fault at a time at random\n"
+    "                        (SIGKILL and start again later / at once, SIGSTOP for\n"
+    "                        1-3 s, a cable pulled for 1-3 s); memif only\n"
     "\n"
     "Ctrl-C stops the rig cleanly (a second Ctrl-C kills the nodes at once).\n"
     "exit status: 0 every node passed, 1 a node failed, died or timed out,\n"
@@ -118,7 +129,7 @@ std::string self_dir() {
 
 int main(int argc, char** argv) {
   RigOptions opt;
-  bool have_dims = false, have_job = false, frame_given = false;
+  bool have_dims = false, have_job = false, have_timeout = false, frame_given = false;
   std::string kill_spec, remove_spec;
   std::vector<std::string> swap_specs;
   for (ArgWalker w(argc, argv); w.next();) {
@@ -155,7 +166,8 @@ int main(int argc, char** argv) {
                                           "--train-timeout", "--hold", "--fail-grace", "--cpus", "--log-level",
                                           "--node-arg", "--node-bin", "--kill", "--freeze", "--remove-socket",
                                           "--colls", "--algos", "--sizes", "--reps", "--json", "--frame",
-                                          "--wait", "--pcap", "--swap-veths"};
+                                          "--wait", "--pcap", "--swap-veths", "--chaos", "--minutes",
+                                          "--seconds", "--partitions"};
     bool known = false;
     for (const char* k : kValued) known |= arg == k;
     if (!known) return usage_error("unknown option '" + arg + "'");
@@ -204,6 +216,7 @@ int main(int argc, char** argv) {
       opt.run_root = v;
     } else if (arg == "--timeout") {
       if (!duration(&opt.timeout_ns, false)) return usage_error("--timeout '" + v + "' is not a positive duration");
+      have_timeout = true;
     } else if (arg == "--train-timeout") {
       if (!duration(&opt.train_timeout_ns, false))
         return usage_error("--train-timeout '" + v + "' is not a positive duration");
@@ -237,6 +250,23 @@ int main(int argc, char** argv) {
       opt.kill_signal = arg == "--kill" ? SIGKILL : SIGSTOP;
     } else if (arg == "--remove-socket") {
       remove_spec = v;
+    } else if (arg == "--chaos") {
+      opt.chaos = split_list(v, ',');
+      for (const auto& k : opt.chaos)
+        if (k != "kill" && k != "stop" && k != "cut" && k != "reboot")
+          return usage_error("--chaos '" + v + "': faults are kill, stop, cut, reboot");
+      if (opt.chaos.empty()) return usage_error("--chaos needs a list (kill,stop,cut,reboot)");
+    } else if (arg == "--minutes" || arg == "--seconds") {
+      char* end = nullptr;
+      const double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(x > 0) || x > 7 * 24 * 60) return usage_error(arg + " '" + v + "' is not a positive number");
+      opt.soak_ns = static_cast<uint64_t>(x * (arg == "--minutes" ? 60e9 : 1e9));
+    } else if (arg == "--partitions") {
+      opt.partitions = split_list(v, ',');
+      if (opt.partitions.size() < 2) return usage_error("--partitions '" + v + "': name two or more");
+      for (const auto& id : opt.partitions)
+        if (Status st = check_partition_id(id); !st || id.empty())
+          return usage_error("--partitions: " + (st ? std::string("an empty id") : st.message()));
     } else if (arg == "--swap-veths") {
       swap_specs.push_back(v);
     }
@@ -317,6 +347,18 @@ int main(int argc, char** argv) {
     auto spec = parse_selftest_args(opt.job_args);
     if (!spec) return usage_error(spec.status().message());
   }
+  if (opt.soak_ns && opt.job != "soak") return usage_error("--minutes/--seconds are options of --job soak");
+  if (opt.job == "soak") {
+    if (!opt.soak_ns) return usage_error("--job soak needs --minutes N or --seconds N");
+    if (!have_timeout) opt.timeout_ns = opt.train_timeout_ns + opt.soak_ns + 90 * kSec;
+    auto spec = parse_soak_args(opt.job_args);
+    if (!spec) return usage_error(spec.status().message());
+  }
+  if (!opt.chaos.empty() && opt.job != "soak") return usage_error("--chaos runs with --job soak");
+  if (!opt.chaos.empty() && opt.driver != "memif")
+    return usage_error("--chaos needs --driver memif (its clients dial a restarted server again)");
+  if (!opt.partitions.empty() && is_kernel_driver(opt.driver))
+    return usage_error("--partitions is an option of --driver memif or uring");
   if (opt.node_bin.empty()) opt.node_bin = self_dir() + "/toroid-node";
   HostRig rig(opt);
   return rig.run();

@@ -99,6 +99,7 @@ Result<std::vector<Personality>> wire_partition(const WiringOptions& opt) {
         ps.address = "path=" + k.socket + ",role=" + (server ? "server" : "client");
       }
     }
+    if (Status st = split_partition_x(&p, opt.partitions); !st) return st;
     if (Status st = validate(p); !st) return st;
     out.push_back(std::move(p));
   }

@@ -38,6 +38,7 @@ struct WiringOptions {
   uint64_t seed = 1;
   std::map<std::string, std::string> job_args;
   uint32_t memif_bsize = 0;      // memif slot size on every port (9216: 9000-byte frames); 0 the PMD's
+  std::vector<std::string> partitions;  // two or more: split_partition_x (personality.h)
 };
 
 // Host rig drivers: "memif", "uring", and the kernel NIC drivers "af_xdp",

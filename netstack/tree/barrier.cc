@@ -40,7 +40,7 @@ struct BarrierNet::Channel {
   int id = 0;
   bool mode_set = false;  // fixed by the first enter() or packet
   BarrierMode mode = BarrierMode::kAnd;
-  uint32_t epoch = 0;
+  uint64_t epoch = 0;  // the wire carries it mod 2^32 (unwrap())
   bool entered = false;  // arrived (AND) / raised (OR) in this epoch
   // AND
   bool up_sent = false;  // up(epoch) owed or sent to the parent
@@ -55,6 +55,7 @@ struct BarrierNet::Channel {
   int64_t up_owed = -1;
   std::array<int64_t, kNumDirs> down_owed{};
   Status failed;
+  bool fail_once = false;  // `failed` came from a reset: reported once, then cleared
   uint64_t since_ns = 0;  // when this node entered the epoch
   Timer timer;
 };
@@ -120,22 +121,22 @@ bool BarrierNet::completed(const Channel& c) const {
 void BarrierNet::try_up(Channel& c) {
   if (!c.entered || c.done || c.up_sent || c.child_up != all_children_) return;
   if (!has_up_) {
-    release(c, c.epoch);
+    release(c, static_cast<int64_t>(c.epoch));
     return;
   }
   c.up_sent = true;
-  c.up_owed = c.epoch;
+  c.up_owed = static_cast<int64_t>(c.epoch);
   owed_any_ = true;
 }
 
 // This node completes epoch e (AND released / OR fired) and passes it down.
-void BarrierNet::release(Channel& c, uint32_t e) {
+void BarrierNet::release(Channel& c, int64_t e) {
   if (c.mode == BarrierMode::kAnd) c.done = true;
   else c.fired_max = std::max<int64_t>(c.fired_max, e);
   owe_down(c, e);
 }
 
-void BarrierNet::owe_down(Channel& c, uint32_t e) {
+void BarrierNet::owe_down(Channel& c, int64_t e) {
   for (int i = 0; i < nchild_; ++i) c.down_owed[i] = std::max<int64_t>(c.down_owed[i], e);
   if (nchild_) owed_any_ = true;
 }
@@ -145,15 +146,20 @@ Status BarrierNet::enter(int channel, BarrierMode mode) {
     return error(Code::kInvalid, "barrier channel %d out of range (0..%d)", channel, kBarrierChannels - 1);
   if (!has_tree_) return error(Code::kInvalid, "barrier channel %d: no tree set", channel);
   Channel& c = *ch_[channel];
+  if (c.fail_once) {  // a wait the reset failed, never tested: the channel is new again
+    c.failed = Status::ok();
+    c.fail_once = false;
+  }
   if (!c.failed.is_ok()) return c.failed;
   if (!link_down_.is_ok())
-    return error(link_down_.code(), "barrier channel %d (epoch %u): %s", channel, c.epoch,
+    return error(link_down_.code(), "barrier channel %d (epoch %u): %s", channel, static_cast<uint32_t>(c.epoch),
                  link_down_.message().c_str());
   if (c.mode_set && c.mode != mode)
     return error(Code::kInvalid, "barrier channel %d is in %s mode, entered as %s", channel,
                  c.mode == BarrierMode::kAnd ? "AND" : "OR", mode == BarrierMode::kAnd ? "AND" : "OR");
   if (mode == BarrierMode::kAnd && (c.entered || c.done))
-    return error(Code::kBusy, "barrier channel %d: already entered epoch %u (test() it first)", channel, c.epoch);
+    return error(Code::kBusy, "barrier channel %d: already entered epoch %u (test() it first)", channel,
+                 static_cast<uint32_t>(c.epoch));
   c.mode_set = true;
   c.mode = mode;
   if (c.entered) return Status::ok();  // OR: raising twice is one raise
@@ -167,10 +173,10 @@ Status BarrierNet::enter(int channel, BarrierMode mode) {
     try_up(c);
   } else if (!completed(c)) {
     if (!has_up_) {
-      release(c, c.epoch);
+      release(c, static_cast<int64_t>(c.epoch));
     } else if (c.up_fwd_max < static_cast<int64_t>(c.epoch)) {
-      c.up_fwd_max = c.epoch;
-      c.up_owed = c.epoch;
+      c.up_fwd_max = static_cast<int64_t>(c.epoch);
+      c.up_owed = static_cast<int64_t>(c.epoch);
       owed_any_ = true;
     }
   }
@@ -186,6 +192,10 @@ bool BarrierNet::test(int channel, Status* st) {
   Channel& c = *ch_[channel];
   if (!c.failed.is_ok()) {
     *st = c.failed;
+    if (c.fail_once) {
+      c.failed = Status::ok();
+      c.fail_once = false;
+    }
     return true;
   }
   if (!c.mode_set || !completed(c)) return false;
@@ -199,13 +209,13 @@ bool BarrierNet::test(int channel, Status* st) {
   c.child_up = c.child_up_next;
   c.child_up_next = 0;
   if (!link_down_.is_ok()) {
-    c.failed = error(link_down_.code(), "barrier channel %d (epoch %u): %s", channel, c.epoch,
+    c.failed = error(link_down_.code(), "barrier channel %d (epoch %u): %s", channel, static_cast<uint32_t>(c.epoch),
                      link_down_.message().c_str());
     return true;
   }
   if (c.mode == BarrierMode::kOr && c.root_next) {
     c.root_next = false;
-    release(c, c.epoch);
+    release(c, static_cast<int64_t>(c.epoch));
     send_owed(c);
   }
   return true;
@@ -218,7 +228,7 @@ bool BarrierNet::fired(int channel) const {
 }
 
 uint32_t BarrierNet::epoch(int channel) const {
-  return channel >= 0 && channel < kBarrierChannels ? ch_[channel]->epoch : 0;
+  return channel >= 0 && channel < kBarrierChannels ? static_cast<uint32_t>(ch_[channel]->epoch) : 0;
 }
 
 void BarrierNet::on_packet(uint16_t port, Packet* p) {
@@ -242,32 +252,33 @@ void BarrierNet::on_packet(uint16_t port, Packet* p) {
   }
   c.mode_set = true;
   c.mode = mode;
-  const uint32_t e = h.epoch.get();
-  const auto e64 = static_cast<int64_t>(e);
+  // In 64 bits around our own epoch: the 32-bit wire value wraps, ours never.
+  const int64_t e = unwrap(c, h.epoch.get());
+  const auto cur = static_cast<int64_t>(c.epoch);
   const uint8_t bit = child >= 0 ? static_cast<uint8_t>(1u << child) : 0;
   bool bad = false;
   if (mode == BarrierMode::kAnd) {
-    if (up && e == c.epoch && !c.done && !(c.child_up & bit)) {
+    if (up && e == cur && !c.done && !(c.child_up & bit)) {
       c.child_up |= bit;
       try_up(c);
-    } else if (up && e == c.epoch + 1 && c.done && !(c.child_up_next & bit)) {
+    } else if (up && e == cur + 1 && c.done && !(c.child_up_next & bit)) {
       c.child_up_next |= bit;  // a child one epoch ahead (see the top of the file)
-    } else if (down && e == c.epoch && c.up_sent && !c.done) {
+    } else if (down && e == cur && c.up_sent && !c.done) {
       release(c, e);
     } else {
       bad = true;
     }
   } else if (down) {
-    if (e64 > c.fired_max) release(c, e);
+    if (e > c.fired_max) release(c, e);
     else bad = true;
   } else if (!has_up_) {
     // The root: fire this epoch, remember a raise for the next one.
-    if (e == c.epoch && !completed(c)) release(c, e);
-    else if (e == c.epoch + 1 && completed(c)) c.root_next = true;
-    else if (e64 > static_cast<int64_t>(c.epoch)) bad = true;  // stale raises are harmless
-  } else if (e64 > c.fired_max && e64 > c.up_fwd_max) {
-    c.up_fwd_max = e64;
-    c.up_owed = e64;
+    if (e == cur && !completed(c)) release(c, e);
+    else if (e == cur + 1 && completed(c)) c.root_next = true;
+    else if (e > cur) bad = true;  // stale raises are harmless
+  } else if (e > c.fired_max && e > c.up_fwd_max) {
+    c.up_fwd_max = e;
+    c.up_owed = e;
     owed_any_ = true;
   }
   if (bad) {
@@ -341,12 +352,46 @@ void BarrierNet::fail(Channel& c, Status st) {
   c.down_owed.fill(-1);
 }
 
+int64_t BarrierNet::unwrap(const Channel& c, uint32_t wire_epoch) {
+  return static_cast<int64_t>(c.epoch) + static_cast<int32_t>(wire_epoch - static_cast<uint32_t>(c.epoch));
+}
+
+void BarrierNet::start_epochs_at(uint32_t epoch) {
+  for (Channel* c : ch_) c->epoch = epoch;
+}
+
+void BarrierNet::reset(const Status& why) {
+  for (Channel* c : ch_) {
+    // A wait in progress fails with `why`; test() reports that once, then
+    // the channel is as new (fail_once). Everything else starts over now.
+    const bool waiting = c->failed.is_ok() && c->entered && !completed(*c);
+    loop_.timers().cancel(c->timer);
+    c->mode_set = false;
+    c->mode = BarrierMode::kAnd;
+    c->epoch = 0;
+    c->entered = false;
+    c->up_sent = false;
+    c->done = false;
+    c->child_up = c->child_up_next = 0;
+    c->fired_max = c->up_fwd_max = -1;
+    c->root_next = false;
+    c->up_owed = -1;
+    c->down_owed.fill(-1);
+    c->since_ns = 0;
+    c->failed = waiting ? why : Status::ok();
+    c->fail_once = waiting;
+  }
+  owed_any_ = false;
+  link_down_ = Status::ok();
+}
+
 void BarrierNet::on_link_down(uint16_t port, const Status& why) {
   (void)port;
   if (link_down_.is_ok()) link_down_ = why;
   for (Channel* c : ch_) {
     if (!c->failed.is_ok() || (c->mode_set && completed(*c))) continue;  // a completed epoch still reports ok
-    fail(*c, error(why.code(), "barrier channel %d (epoch %u): %s", c->id, c->epoch, why.message().c_str()));
+    fail(*c, error(why.code(), "barrier channel %d (epoch %u): %s", c->id, static_cast<uint32_t>(c->epoch),
+                   why.message().c_str()));
   }
 }
 
@@ -378,7 +423,7 @@ void BarrierNet::on_timeout(void* ctx) {
   char dur[32];
   const std::string w = b.waiting_for(*c);
   b.fail(*c, error(Code::kTimeout, "barrier channel %d (epoch %u) timed out after %s: waiting for %s", c->id,
-                   c->epoch, format_duration(b.timeout_ns_, dur, sizeof dur), w.c_str()));
+                   static_cast<uint32_t>(c->epoch), format_duration(b.timeout_ns_, dur, sizeof dur), w.c_str()));
 }
 
 }  // namespace toroid

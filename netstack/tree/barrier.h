@@ -47,19 +47,29 @@ class BarrierNet final : public PacketHandler, public LinkDownListener, public P
   // OR mode only: true if the channel's current epoch fired here without
   // this node raising it (read it before test() re-arms the channel).
   bool fired(int channel) const;
-  uint32_t epoch(int channel) const;
+  uint32_t epoch(int channel) const;  // as the wire carries it (mod 2^32)
+  // Every channel's epoch counter starts at `epoch` (every node alike): tests
+  // start it just below 2^32 to show the wrap is handled.
+  void start_epochs_at(uint32_t epoch);
 
   bool poll() override;
   void on_packet(uint16_t port, Packet* p) override;
   void on_link_down(uint16_t port, const Status& why) override;
+  // The partition resets (firmware/link_training.h): a wait in progress fails
+  // with `why`, and every channel starts again at epoch 0 in AND/OR mode
+  // unset, in step with every other node.
+  void reset(const Status& why);
   const BarrierCounters& counters() const { return ctr_; }
 
  private:
   struct Channel;
   bool completed(const Channel& c) const;
   void try_up(Channel& c);
-  void release(Channel& c, uint32_t epoch);
-  void owe_down(Channel& c, uint32_t epoch);
+  // Epochs are 64-bit here and never wrap; the wire carries the low 32 bits
+  // and unwrap() restores them around the channel's current epoch.
+  static int64_t unwrap(const Channel& c, uint32_t wire_epoch);
+  void release(Channel& c, int64_t epoch);
+  void owe_down(Channel& c, int64_t epoch);
   bool send_owed(Channel& c);
   bool send_one(Dir dir, uint8_t channel, BarrierMode mode, uint8_t flags, uint32_t epoch);
   void fail(Channel& c, Status st);

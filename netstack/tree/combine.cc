@@ -208,6 +208,20 @@ void CombineEngine::on_link_down(uint16_t port, const Status& why) {
   }
 }
 
+void CombineEngine::reset(const Status& why) {
+  for (ClassState* cs : classes_) {
+    if (!cs) continue;
+    if (cs->active) fail(*cs, why);
+    drop_queued(*cs);
+    cs->broken = Status::ok();
+    cs->next_combine = cs->results = 0;
+    cs->child_next.fill(0);
+    cs->held_head.fill(0);
+    cs->held_n.fill(0);
+  }
+  link_down_ = Status::ok();
+}
+
 std::string CombineEngine::waiting_for(const ClassState& cs) const {
   std::string w;
   char buf[96];

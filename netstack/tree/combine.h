@@ -71,6 +71,10 @@ class CombineEngine final : public PacketHandler, public LinkDownListener, publi
   bool poll() override;
   void on_packet(uint16_t port, Packet* p) override;
   void on_link_down(uint16_t port, const Status& why) override;
+  // The partition resets (firmware/link_training.h): an operation in flight
+  // fails with `why`, queued packets are dropped, and every class starts
+  // its sequence numbers over, in step with every other node again.
+  void reset(const Status& why);
   const CombineCounters& counters() const { return ctr_; }
 
   // Implementation detail shared with the .cc files (per-class state:

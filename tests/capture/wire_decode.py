@@ -6,6 +6,7 @@ import struct
 
 ETHERTYPE = 0x88B5
 LINK_LEN = 32
+HELLO_LEN = 72  # docs/wire.md, "Hello body"
 
 
 def read_pcap(path):
@@ -96,18 +97,25 @@ def decode(frame):
         return d
     b = 14
     for name, off, n in (("version", 0, 1), ("type", 1, 1), ("flags", 2, 1), ("vc", 3, 1), ("seq", 4, 4),
-                         ("ack", 8, 4), ("sack", 12, 4), ("length", 24, 2), ("reserved", 26, 2), ("crc", 28, 4)):
+                         ("ack", 8, 4), ("sack", 12, 4), ("length", 24, 2), ("partition", 26, 2), ("crc", 28, 4)):
         d["toroid." + name] = _u(frame, b + off, n)
     d["toroid.credits"] = ",".join(str(_u(frame, b + 16 + 2 * v, 2)) for v in range(4))
     length, ftype = d["toroid.length"], d["toroid.type"]
     off = 46
     blen = min(length, len(frame) - off)
-    if ftype == 3 and blen >= 16:
+    if ftype == 3 and blen >= HELLO_LEN:
         _coord(d, "toroid.hello", frame, off)
         d["toroid.hello.dir"] = frame[off + 3]
         _coord(d, "toroid.hello.dims", frame, off + 4)
         d["toroid.hello.flags"] = frame[off + 7]
         d["toroid.hello.boot_id"] = _u(frame, off + 8, 8)
+        d["toroid.hello.peer_boot"] = _u(frame, off + 16, 8)
+        d["toroid.hello.generation"] = _u(frame, off + 24, 4)
+        d["toroid.hello.isn"] = _u(frame, off + 28, 4)
+        _coord(d, "toroid.hello.origin", frame, off + 32)
+        d["toroid.hello.origin_dir"] = frame[off + 35]
+        d["toroid.hello.cause"] = frame[off + 36]
+        d["toroid.hello.partition"] = frame[off + 40:off + 72].split(b"\0", 1)[0].decode("latin-1")
     elif ftype == 1 and blen >= 16:
         _coord(d, "toroid.torus.dst", frame, off)
         _coord(d, "toroid.torus.src", frame, off + 3)
@@ -137,9 +145,12 @@ def decode(frame):
 def decoded_fields():
     """Every field decode() can produce, in a fixed order (tshark's -e list)."""
     names = ["toroid." + n for n in ("version", "type", "flags", "vc", "seq", "ack", "sack", "credits", "length",
-                                     "reserved", "crc")]
+                                     "partition", "crc")]
     names += [f"toroid.hello.{a}" for a in "xyz"] + ["toroid.hello.dir"]
     names += [f"toroid.hello.dims.{a}" for a in "xyz"] + ["toroid.hello.flags", "toroid.hello.boot_id"]
+    names += ["toroid.hello." + n for n in ("peer_boot", "generation", "isn")]
+    names += [f"toroid.hello.origin.{a}" for a in "xyz"]
+    names += ["toroid.hello." + n for n in ("origin_dir", "cause", "partition")]
     names += [f"toroid.torus.{k}.{a}" for k in ("dst", "src") for a in "xyz"]
     names += ["toroid.torus." + n for n in ("cls", "hints", "flags", "type", "context", "tag")]
     names += ["toroid.coll." + n for n in ("algo", "dim", "step", "chunk", "count", "total")]

@@ -130,6 +130,25 @@ void check_kill(RigFixture& f, const char* driver) {
               line_with(r.out, "links down: ").c_str());
 }
 
+// The whole text of a node's log file in the run directory the rig printed.
+std::string node_log(const Run& r, const std::string& file_part) {
+  const std::string run_dir = line_with(r.out, "run dir: ").substr(9);
+  std::string text;
+  if (FILE* log = std::fopen((run_dir + "/node-" + file_part + ".log").c_str(), "r")) {
+    char chunk[65536];
+    size_t n;
+    while ((n = std::fread(chunk, 1, sizeof chunk, log)) > 0) text.append(chunk, n);
+    std::fclose(log);
+  }
+  return text;
+}
+
+// The number after "key" in the line holding it (-1: missing).
+long count_after(const std::string& line, const std::string& key) {
+  const size_t at = line.find(key);
+  return at == std::string::npos ? -1 : std::atol(line.c_str() + at + key.size());
+}
+
 }  // namespace
 
 TEST_GROUP(HostRigUring) {
@@ -150,8 +169,8 @@ TEST(HostRigUring, RemovedSocketFailsBothEndsByPort) {
 }
 
 // A hung node (SIGSTOP: its sockets stay open, no carrier loss): the
-// neighbour with a frame in flight reports the link after the no-progress
-// time, the rig names the node, and kills it when it does not stop.
+// neighbour reports the link after the no-progress or keepalive time, the
+// rig names the node, and kills it when it does not stop.
 TEST(HostRigUring, FrozenNodeIsReportedByNoProgressAndKilled) {
   // Traffic keeps frames in flight for a while (the self-test can finish in
   // under a millisecond on an idle machine, and an idle link has no timer).
@@ -165,7 +184,10 @@ TEST(HostRigUring, FrozenNodeIsReportedByNoProgressAndKilled) {
   const std::string line = line_with(r.out, key);
   CHECK_TEXT(!line.empty(), r.out.c_str());
   CHECK_TEXT(line.find("after the freeze") != std::string::npos, line.c_str());
-  CHECK_TEXT(r.has("link down: no progress for"), r.out.c_str());
+  // Whichever runs out first: the frame in flight (no progress) or the
+  // keepalive (nothing heard); both within the link-down time.
+  CHECK_TEXT(r.has("link down: no progress for") || r.has("link down: nothing heard from the neighbour for"),
+             r.out.c_str());
   const double ms = std::atof(line.c_str() + line.find(", ") + 2);
   CHECK_TEXT(ms <= static_cast<double>(toroid::tuning::kLinkDownRealNs) / 1e6 + 500, line.c_str());
 }
@@ -262,4 +284,61 @@ TEST(HostRigMemif, RemovedSocketFailsBothEndsByPort) {
   LONGS_EQUAL_TEXT(1, r.status, r.out.c_str());
   CHECK_TEXT(r.has("node 0,0,0: FAIL: port port0 (x+)"), r.out.c_str());
   CHECK_TEXT(r.has("node 1,0,0: FAIL: port port1 (x-)"), r.out.c_str());
+}
+
+// Two 2x1x1 partitions cabled as one 4x1x1 torus (--partitions): each one's
+// x wrap cable reaches the other. Both ends of each crossing cable refuse it
+// by name, naming the other partition; the cable inside each partition
+// trains (1 of 2 links on every node).
+TEST(HostRigUring, CrossWiredPartitionsRefuseEachOtherByName) {
+  Run r = f.rig("--dims 4x1x1 --partitions lab-a,lab-b --job train --quiet --driver uring --train-timeout 2s", 30);
+  LONGS_EQUAL_TEXT(1, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("node 0,0,0: FAIL: link training: node 0,0,0 port port1 (x-) is miswired: expected neighbour 1,0,0 "
+                   "on its x+ port, got a hello from 1,0,0 x+ of partition 'lab-b' (this node is in 'lab-a')"),
+             r.out.c_str());
+  CHECK_TEXT(r.has("node 1,0,0: FAIL: link training: node 1,0,0 port port0 (x+) is miswired: expected neighbour 0,0,0 "
+                   "on its x- port, got a hello from 0,0,0 x- of partition 'lab-b' (this node is in 'lab-a')"),
+             r.out.c_str());
+  // The rig's node 2,0,0 is lab-b's 0,0,0; its 3,0,0 is lab-b's 1,0,0.
+  CHECK_TEXT(r.has("node 2,0,0: FAIL: link training: node 0,0,0 port port1 (x-) is miswired: expected neighbour 1,0,0 "
+                   "on its x+ port, got a hello from 1,0,0 x+ of partition 'lab-a' (this node is in 'lab-b')"),
+             r.out.c_str());
+  CHECK_TEXT(r.has("node 3,0,0: FAIL: link training: node 1,0,0 port port0 (x+) is miswired"), r.out.c_str());
+  for (const char* node : {"0-0-0", "1-0-0", "2-0-0", "3-0-0"}) {
+    const std::string log = node_log(r, node);
+    CHECK_TEXT(log.find("boot failed: 1 of 2 links trained") != std::string::npos, log.c_str());
+  }
+}
+
+// A node killed and started again at once (--chaos reboot: a new process,
+// a new boot id) while the soak runs verified collectives: its neighbour's
+// links go down, the partition resets, every link trains again, operations
+// in flight fail with a named error and later ones are verified; no wrong
+// result and no hang anywhere.
+TEST(HostRigMemif, RebootedNodeIsRecognisedAndTheLinksTrainAgain) {
+  Run r = f.rig("--dims 2x1x1 --job soak --seconds 10 --chaos reboot --quiet --driver memif", 90);
+  LONGS_EQUAL_TEXT(0, r.status, r.out.c_str());
+  CHECK_TEXT(r.has("verdict: PASS (2/2 nodes passed)"), r.out.c_str());
+  const std::string chaos = line_with(r.out, "chaos: kills=");
+  const long reboots = count_after(chaos, "reboots=");
+  CHECK_TEXT(reboots >= 1, r.out.c_str());
+  LONGS_EQUAL_TEXT(reboots, count_after(chaos, "restarts="), r.out.c_str());
+  LONGS_EQUAL_TEXT(0, count_after(chaos, "wrong results="), r.out.c_str());
+  LONGS_EQUAL_TEXT(0, count_after(chaos, "hangs="), r.out.c_str());
+  CHECK_TEXT(count_after(chaos, "resets=") >= 1, r.out.c_str());
+  const std::string soak = line_with(r.out, "soak: ops=");
+  CHECK_TEXT(count_after(soak, " ok=") > 0, r.out.c_str());
+  LONGS_EQUAL_TEXT(0, count_after(soak, "wrong="), r.out.c_str());
+  LONGS_EQUAL_TEXT(0, count_after(soak, "hangs="), r.out.c_str());
+  LONGS_EQUAL_TEXT(0, count_after(soak, "failed_timeout="), r.out.c_str());
+  LONGS_EQUAL_TEXT(0, count_after(soak, "failed_other="), r.out.c_str());
+  // Some node's links trained again after a reset, with the restarted
+  // neighbour (the survivor's log, or a restarted process's that saw the
+  // next reboot).
+  const std::string logs = node_log(r, "0-0-0") + node_log(r, "1-0-0");
+  CHECK_TEXT(logs.find("trained again with") != std::string::npos, logs.c_str());
+  CHECK_TEXT(logs.find("communication reset (generation") != std::string::npos ||
+                 logs.find("link down: carrier lost") != std::string::npos,
+             logs.c_str());
+  std::printf("\n  memif reboot soak: %s\n  %s\n", chaos.c_str(), soak.c_str());
 }

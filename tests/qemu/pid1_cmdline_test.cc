@@ -18,7 +18,8 @@ namespace {
 const char kLine[] =
     "console=ttyS0 loglevel=3 panic=-1 hugepages=64 toroid.dims=2x2x1 toroid.coord=1,0,0 "
     "toroid.job=selftest toroid.seed=7 toroid.net=uio toroid.ports=x+@00:04.0,x-@00:05.0,y+@00:06.0,y-@0000:00:07.0 "
-    "toroid.train_timeout=60s toroid.linger=3s toroid.arg=pattern=uniform toroid.eal_log=info";
+    "toroid.train_timeout=60s toroid.linger=3s toroid.link_timeout=5000ms toroid.arg=pattern=uniform "
+    "toroid.eal_log=info";
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
@@ -60,7 +61,7 @@ TEST(GuestCmdline, UioModeGivesPciPortsAndPassesFlagsThrough) {
   STRCMP_EQUAL(
       "--dims 2x2x1 --coord 1,0,0 --job selftest --seed 7 --port port0:x+:pci:0000:00:04.0 "
       "--port port1:x-:pci:0000:00:05.0 --port port2:y+:pci:0000:00:06.0 --port port3:y-:pci:0000:00:07.0 "
-      "--train-timeout 60s --linger 3s --arg pattern=uniform --eal-log-level info",
+      "--train-timeout 60s --linger 3s --link-timeout 5000ms --arg pattern=uniform --eal-log-level info",
       joined(guest_node_args(c, addrs)).c_str());
   STRCMP_EQUAL("uio uio_pci_generic", joined(guest_modules(c)).c_str());
 }

@@ -278,3 +278,47 @@ TEST(Barrier, MissingNodeTimesOutNamingTheChannel) {
   const Status& parent = st[rank_of(Coord{{1, 2, 0}}, part.dims)];
   CHECK_TEXT(parent.message().find("waiting for children z- to arrive") != std::string::npos, parent.message().c_str());
 }
+
+// Epoch counters started just below 2^32 on every node: AND barriers and OR
+// interrupts go on across the wrap (the wire carries epochs mod 2^32; each
+// node keeps its own in 64 bits), with no packet taken as stale or bad.
+TEST(Barrier, EpochsWrapAround2To32) {
+  Partition part("4x2x2");
+  const uint32_t start = 0xFFFFFFFDu;
+  for (uint32_t r = 0; r < part.nodes(); ++r) part.bar(r).start_epochs_at(start);
+  auto complete_everywhere = [&](int ch, std::vector<bool>& done) {
+    return part.run_until(
+        [&] {
+          bool all = true;
+          for (uint32_t r = 0; r < part.nodes(); ++r) {
+            Status st;
+            if (!done[r] && part.bar(r).test(ch, &st)) {
+              CHECK_TEXT(st.is_ok(), st.to_string().c_str());
+              done[r] = true;
+            }
+            all &= done[r];
+          }
+          return all;
+        },
+        10 * kMs);
+  };
+  for (uint32_t k = 0; k < 6; ++k) {
+    // AND on channel 0: every node enters.
+    std::vector<bool> done(part.nodes(), false);
+    for (uint32_t r = 0; r < part.nodes(); ++r) CHECK_TRUE(part.bar(r).enter(0, BarrierMode::kAnd).is_ok());
+    CHECK_TEXT(complete_everywhere(0, done), ("AND barrier " + std::to_string(k)).c_str());
+    // OR on channel 1: one node (a different one each time) raises.
+    std::vector<bool> fired(part.nodes(), false);
+    CHECK_TRUE(part.bar((k * 5) % part.nodes()).enter(1, BarrierMode::kOr).is_ok());
+    CHECK_TEXT(complete_everywhere(1, fired), ("OR interrupt " + std::to_string(k)).c_str());
+    for (uint32_t r = 0; r < part.nodes(); ++r) {
+      UNSIGNED_LONGS_EQUAL(start + k + 1, part.bar(r).epoch(0));
+      UNSIGNED_LONGS_EQUAL(start + k + 1, part.bar(r).epoch(1));
+    }
+  }
+  UNSIGNED_LONGS_EQUAL(3u, part.bar(0).epoch(0));  // wrapped: 2^32 - 3 + 6
+  for (uint32_t r = 0; r < part.nodes(); ++r) {
+    UNSIGNED_LONGLONGS_EQUAL(0, part.bar(r).counters().rx_bad);
+    UNSIGNED_LONGLONGS_EQUAL(12, part.bar(r).counters().completed);
+  }
+}

@@ -46,11 +46,7 @@ struct Partition {
     const int port = net.port_of(d);
     return port < 0 ? 0 : net.link(static_cast<uint16_t>(port)).counters().data_sent;
   }
-  void settle() {
-    // The nodes are idle; their loops run again as packets arrive.
-    for (uint32_t r = 0; r < rig.node_count(); ++r) rig.fabric().wake(r, rig.fabric().now());
-    rig.fabric().run(rig.fabric().now() + 10 * kMs);
-  }
+  void settle() { settle_quiet(rig); }
   LogCapture log;
   SimRig rig;
   std::vector<Counter> counters;

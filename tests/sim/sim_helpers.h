@@ -1,5 +1,6 @@
 // Helpers for sim-rig tests: build and run a partition quietly.
 #pragma once
+#include <algorithm>
 #include <string>
 
 #include "base/log.h"
@@ -20,6 +21,26 @@ class LogCapture {
  private:
   std::string text_;
 };
+
+// Runs the rig's fabric until the partition is quiet: no frame on a wire or
+// in an rx ring at two checks 300 us apart (longer than any retransmission
+// or ack delay of the sim's links), or until max_ns passed. Idle nodes
+// still wake for their keepalives, so "no event left" never comes.
+inline bool settle_quiet(SimRig& rig, uint64_t max_ns = 20 * kMs) {
+  SimFabric& f = rig.fabric();
+  for (uint32_t r = 0; r < rig.node_count(); ++r) f.wake(r, f.now());
+  const uint64_t end = f.now() + max_ns;
+  bool was_quiet = false;
+  while (f.now() < end) {
+    const uint64_t t = f.now() + 300 * kUs;
+    f.run(t);
+    f.clock().set(t);
+    const bool q = f.quiet();
+    if (q && was_quiet) return true;
+    was_quiet = q;
+  }
+  return false;
+}
 
 inline SimOptions options(const std::string& dims, const std::string& job = "selftest", uint64_t seed = 1,
                           const std::string& faults = "") {

@@ -19,7 +19,7 @@
 -- or copy it to ~/.local/lib/wireshark/plugins/. Wireshark 3.x/4.x (Lua 5.2).
 
 local ETHERTYPE = 0x88B5
-local LINK_LEN, HELLO_LEN, TORUS_LEN = 32, 16, 16
+local LINK_LEN, HELLO_LEN, TORUS_LEN = 32, 72, 16
 local COLL_LEN, MSG_LEN, TREE_LEN, BARRIER_LEN = 20, 16, 16, 8
 
 local p = Proto("toroid", "Toroid torus link")
@@ -37,6 +37,8 @@ local MSG_KINDS = { [1] = "data", [2] = "credit", [3] = "abort", [4] = "sync-ack
 local ALU_OPS = { [1] = "ADD", [2] = "MAX", [3] = "MIN", [4] = "AND", [5] = "OR", [6] = "XOR" }
 local ALU_TYPES = { [1] = "unsigned", [2] = "signed" }
 local BARRIER_MODES = { [0] = "AND (barrier)", [1] = "OR (interrupt)" }
+local RESET_CAUSES = { [0] = "none (first boot)", [1] = "link down", [2] = "neighbour rebooted",
+                       [3] = "operation failed", [4] = "cable changed" }
 
 -- Link flags, decoded from this table. A new flag is one more row; a row
 -- with no_crc = true marks a flag that means "no CRC: the medium guarantees
@@ -97,7 +99,7 @@ field("ack", ProtoField.uint32("toroid.ack", "Cumulative ack"))
 field("sack", ProtoField.uint32("toroid.sack", "Selective ack", base.HEX))
 field("credits", ProtoField.uint16("toroid.credits", "Credits freed"))
 field("length", ProtoField.uint16("toroid.length", "Length"))
-field("reserved", ProtoField.uint16("toroid.reserved", "Reserved", base.HEX))
+field("partition", ProtoField.uint16("toroid.partition", "Partition tag", base.HEX))
 field("crc", ProtoField.uint32("toroid.crc", "CRC32C", base.HEX))
 field("crc.computed", ProtoField.uint32("toroid.crc.computed", "CRC32C computed", base.HEX))
 field("crc.status", ProtoField.uint8("toroid.crc.status", "CRC32C status", base.DEC,
@@ -110,6 +112,13 @@ coord_fields("hello.dims", "Dims")
 field("hello.flags", ProtoField.uint8("toroid.hello.flags", "Hello flags", base.HEX))
 local HELLO_FLAGS_KNOWN = flag_fields("hello.flags", "Hello flags", HELLO_FLAGS)
 field("hello.boot_id", ProtoField.uint64("toroid.hello.boot_id", "Boot id", base.HEX))
+field("hello.peer_boot", ProtoField.uint64("toroid.hello.peer_boot", "Peer boot id heard", base.HEX))
+field("hello.generation", ProtoField.uint32("toroid.hello.generation", "Generation", base.DEC))
+field("hello.isn", ProtoField.uint32("toroid.hello.isn", "Initial sequence number", base.DEC))
+coord_fields("hello.origin", "Generation started at")
+field("hello.origin_dir", ProtoField.uint8("toroid.hello.origin_dir", "Origin port direction", base.DEC, DIRS))
+field("hello.cause", ProtoField.uint8("toroid.hello.cause", "Reset cause", base.DEC, RESET_CAUSES))
+field("hello.partition", ProtoField.string("toroid.hello.partition", "Partition id"))
 -- Torus header
 field("torus", ProtoField.none("toroid.torus", "Torus header"))
 coord_fields("torus.dst", "Destination")
@@ -262,7 +271,7 @@ end
 
 local function dissect_hello(tvb, tree, off, len, src_mac, first_pass, crc_ok)
   local t = tree:add(f.hello, tvb(off, math.min(len, HELLO_LEN)))
-  if len ~= HELLO_LEN then bad(t, string.format("hello body of %d bytes (16 expected)", len)) end
+  if len ~= HELLO_LEN then bad(t, string.format("hello body of %d bytes (%d expected)", len, HELLO_LEN)) end
   if len < HELLO_LEN then return end
   local x, y, z = tvb(off, 1):uint(), tvb(off + 1, 1):uint(), tvb(off + 2, 1):uint()
   local d = { tvb(off + 4, 1):uint(), tvb(off + 5, 1):uint(), tvb(off + 6, 1):uint() }
@@ -276,8 +285,28 @@ local function dissect_hello(tvb, tree, off, len, src_mac, first_pass, crc_ok)
   dt:add(f["hello.dims.z"], tvb(off + 6, 1))
   flags_tree(t, "hello.flags", tvb(off + 7, 1), tvb(off + 7, 1):uint(), HELLO_FLAGS, HELLO_FLAGS_KNOWN)
   t:add(f["hello.boot_id"], tvb(off + 8, 8))
-  t:append_text(string.format(": %d,%d,%d %s, dims %dx%dx%d", x, y, z, DIRS[tvb(off + 3, 1):uint()] or "?",
-    d[1], d[2], d[3]))
+  t:add(f["hello.peer_boot"], tvb(off + 16, 8))
+  t:add(f["hello.generation"], tvb(off + 24, 4))
+  t:add(f["hello.isn"], tvb(off + 28, 4))
+  local ox, oy, oz = tvb(off + 32, 1):uint(), tvb(off + 33, 1):uint(), tvb(off + 34, 1):uint()
+  local ot = t:add(tvb(off + 32, 3), string.format("Generation started at: %d,%d,%d", ox, oy, oz))
+  ot:add(f["hello.origin.x"], tvb(off + 32, 1)); ot:add(f["hello.origin.y"], tvb(off + 33, 1))
+  ot:add(f["hello.origin.z"], tvb(off + 34, 1))
+  if ox >= d[1] or oy >= d[2] or oz >= d[3] then bad(ot, "origin outside the hello's own dims") end
+  local odir = tvb(off + 35, 1):uint()
+  local oi = t:add(f["hello.origin_dir"], tvb(off + 35, 1))
+  if odir > 5 and odir ~= 0xff then bad(oi, "origin direction neither 0..5 nor 0xff (none)") end
+  in_range(t:add(f["hello.cause"], tvb(off + 36, 1)), tvb(off + 36, 1):uint(), 0, 4, "reset cause")
+  if tvb(off + 37, 3):uint() ~= 0 then bad(t, "pad bytes after the cause are not 0") end
+  -- The partition id: NUL-padded, letters, digits, '.', '_', '-' (personality.h).
+  local raw = tvb(off + 40, 32):raw()
+  local id = raw:match("^[^%z]*")
+  local pi = t:add(f["hello.partition"], tvb(off + 40, 32), id)
+  if id:find("[^%w%._%-]") then bad(pi, "partition id holds a character no personality allows") end
+  if raw:sub(#id + 1):find("[^%z]") then bad(pi, "bytes after the partition id's end are not 0") end
+  t:append_text(string.format(": %d,%d,%d %s, dims %dx%dx%d, generation %d%s", x, y, z,
+    DIRS[tvb(off + 3, 1):uint()] or "?", d[1], d[2], d[3], tvb(off + 24, 4):uint(),
+    id ~= "" and (", partition " .. id) or ""))
   -- A good hello from a MAC that carries its own coordinates announces a sender.
   -- A MAC whose port byte lost a bit would announce a second sender for the
   -- same node and direction: the first one announced stays, the other is not.
@@ -435,7 +464,7 @@ local function dissect_link(tvb, pinfo, root, dst, src)
   local ct = tree:add(tvb(16, 8), "Credits freed per VC")
   for v = 0, 3 do ct:add(f.credits, tvb(16 + 2 * v, 2)):prepend_text("VC " .. v .. ": ") end
   local li = tree:add(f.length, tvb(24, 2))
-  tree:add(f.reserved, tvb(26, 2))
+  tree:add(f.partition, tvb(26, 2))
   local crc_item = tree:add(f.crc, tvb(28, 4))
   -- Padding: a frame of at most 60 bytes may be longer than 46 + length.
   local body = n - LINK_LEN

@@ -102,7 +102,7 @@ TEST(FaultPlan, LinkdownParsesAndRepeats) {
 
 TEST(FaultPlan, UnknownKeyNamesItAndTheKnownOnes) {
   const std::string msg = error_of("drop=0.1,dorp=0.2");
-  STRCMP_EQUAL("faults: unknown key 'dorp' (known: drop, corrupt, dup, reorder, delay, jitter, linkdown)",
+  STRCMP_EQUAL("faults: unknown key 'dorp' (known: drop, corrupt, dup, reorder, delay, jitter, linkdown, reboot, stop)",
                msg.c_str());
 }
 

@@ -22,6 +22,7 @@
 #include "drivers/dpdk/eal.h"
 #include "flow.h"
 #include "host_test_util.h"
+#include "tests/skip.h"
 
 #include <CppUTest/TestHarness.h>
 
@@ -437,7 +438,7 @@ TEST(DpdkMemif, ErrorsAreClearAndEalRunsOnce) {
   CHECK_FALSE(exists(stale));
 }
 
-// af_packet PMD on a veth pair (needs root and `ip`; skipped with a message
+// af_packet PMD on a veth pair (needs root and `ip`; SKIP, counted,
 // otherwise). The kernel may put its own frames on the link: they are not
 // 0x88B5 and the flow skips them.
 TEST(DpdkMemif, AfPacketOverAVethPair) {
@@ -446,10 +447,8 @@ TEST(DpdkMemif, AfPacketOverAVethPair) {
   const std::string add = "ip link add " + a + " type veth peer name " + b +
                           " >/dev/null 2>&1 && sysctl -qw net.ipv6.conf." + a + ".disable_ipv6=1 net.ipv6.conf." + b +
                           ".disable_ipv6=1 >/dev/null 2>&1; ip link set " + a + " up && ip link set " + b + " up";
-  if (geteuid() != 0 || std::system(add.c_str()) != 0) {
-    std::printf("\n  (af_packet test skipped: cannot create a veth pair here)\n");
-    return;
-  }
+  if (geteuid() != 0) TOROID_SKIP("creating a veth pair needs root");
+  if (std::system(add.c_str()) != 0) TOROID_SKIP("cannot create a veth pair here (ip link add ... type veth failed)");
   struct VethGuard {
     std::string name;
     ~VethGuard() { (void)!std::system(("ip link del " + name + " >/dev/null 2>&1").c_str()); }

@@ -18,6 +18,7 @@
 #include "drivers/uring/uring_port.h"
 #include "flow.h"
 #include "host_test_util.h"
+#include "tests/skip.h"
 
 // CppUTest last: its new/delete macros must not reach the standard headers.
 #include <CppUTest/TestHarness.h>
@@ -370,17 +371,15 @@ TEST(UringPort, BadSpecsAreRejectedWithTheReason) {
   CHECK(!UringPort::open(cfg).is_ok());
 }
 
-// AF_PACKET on the two ends of a veth pair (needs root and `ip`; skipped
-// with a message otherwise).
+// AF_PACKET on the two ends of a veth pair (needs root and `ip`; SKIP,
+// counted, otherwise).
 TEST(UringPort, AfPacketOverAVethPair) {
   const std::string a = "tvu" + std::to_string(getpid() % 100000) + "a";
   const std::string b = "tvu" + std::to_string(getpid() % 100000) + "b";
   const std::string add = "ip link add " + a + " type veth peer name " + b + " >/dev/null 2>&1 && ip link set " + a +
                           " up && ip link set " + b + " up";
-  if (geteuid() != 0 || std::system(add.c_str()) != 0) {
-    std::printf("\n  (AF_PACKET test skipped: cannot create a veth pair here)\n");
-    return;
-  }
+  if (geteuid() != 0) TOROID_SKIP("creating a veth pair needs root");
+  if (std::system(add.c_str()) != 0) TOROID_SKIP("cannot create a veth pair here (ip link add ... type veth failed)");
   struct VethGuard {
     std::string name;
     ~VethGuard() { (void)!std::system(("ip link del " + name + " >/dev/null 2>&1").c_str()); }

@@ -90,7 +90,7 @@ TEST(Link, FrameOnTheWireMatchesTheSpecByteForByte) {
   for (int i = 16; i < 38; ++i) UNSIGNED_LONGS_EQUAL(0, d[i]);
   UNSIGNED_LONGS_EQUAL(0, d[38]);    // length, big-endian
   UNSIGNED_LONGS_EQUAL(100, d[39]);
-  UNSIGNED_LONGS_EQUAL(0, d[40]);    // reserved
+  UNSIGNED_LONGS_EQUAL(0, d[40]);    // partition tag: none named
   UNSIGNED_LONGS_EQUAL(0, d[41]);
   MEMCMP_EQUAL(body.data(), d + kOverhead, body.size());
 

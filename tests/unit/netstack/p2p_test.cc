@@ -245,3 +245,48 @@ TEST(Messenger, WildcardTagsNeverTakeTheRuntimesReservedTags) {
   CHECK(m->post(&exact).is_ok());
   CHECK(exact.done() && b[0] == 9);  // a receive naming the tag takes it
 }
+
+// Message numbers started just below 2^32 (MessengerConfig::first_seq, the
+// same on every node): order, overtaking and staleness hold across the wrap.
+TEST(Messenger, MessageNumbersWrapAround2To32) {
+  MessengerConfig cfg;
+  cfg.max_message = 1 << 20;
+  cfg.first_seq = 0xFFFFFFFEu;
+  m = std::make_unique<Messenger>(*net, cfg);
+  // 0xFFFFFFFF (tag 6) overtakes 0xFFFFFFFE (tag 5).
+  feed(Seg{1, 9, 0xFFFFFFFFu, 6, 4, 0, {6, 6, 6, 6}});
+  std::vector<uint8_t> a(4), c(4);
+  RecvReq any;
+  any.src = 1;
+  any.context = 9;
+  any.any_tag = true;
+  any.buf = a.data();
+  any.cap = 4;
+  CHECK(m->post(&any).is_ok());
+  CHECK_FALSE(any.done());  // the earlier message has not begun
+  feed(Seg{1, 9, 0xFFFFFFFEu, 5, 4, 0, {5, 5, 5, 5}});
+  CHECK(any.done());
+  UNSIGNED_LONGS_EQUAL(5, any.msg_tag());
+  // Past the wrap: 1 (tag 8) before 0 (tag 7); taken in the sender's order.
+  feed(Seg{1, 9, 1, 8, 4, 0, {8, 8, 8, 8}});
+  feed(Seg{1, 9, 0, 7, 4, 0, {7, 7, 7, 7}});
+  for (uint8_t want : {6, 7, 8}) {
+    RecvReq r;
+    r.src = 1;
+    r.context = 9;
+    r.any_tag = true;
+    r.buf = c.data();
+    r.cap = 4;
+    CHECK(m->post(&r).is_ok());
+    CHECK(r.done());
+    CHECK_TEXT(r.status().is_ok(), r.status().to_string().c_str());
+    UNSIGNED_LONGS_EQUAL(want, c[0]);
+  }
+  // A duplicate from before the wrap is stale, not a new message.
+  const uint64_t stale = m->counters().stale;
+  feed(Seg{1, 9, 0xFFFFFFFFu, 6, 4, 0, {6, 6, 6, 6}});
+  UNSIGNED_LONGLONGS_EQUAL(stale + 1, m->counters().stale);
+  MsgEnvelope env;
+  CHECK_FALSE(m->probe(1, 9, 0, true, &env));  // nothing left waiting
+  UNSIGNED_LONGLONGS_EQUAL(0, m->counters().held_bytes);
+}

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "netstack/wire/eth.h"
 #include "netstack/wire/link_header.h"
@@ -38,9 +39,62 @@ TEST(Wire, Sizes) {
   UNSIGNED_LONGS_EQUAL(14, sizeof(EthHeader));
   UNSIGNED_LONGS_EQUAL(32, sizeof(LinkHeader));
   UNSIGNED_LONGS_EQUAL(16, sizeof(TorusHeader));
-  UNSIGNED_LONGS_EQUAL(16, sizeof(HelloBody));
+  UNSIGNED_LONGS_EQUAL(72, sizeof(HelloBody));
   UNSIGNED_LONGS_EQUAL(1, alignof(LinkHeader));  // packed: may sit at any offset in a frame
   UNSIGNED_LONGS_EQUAL(1, alignof(TorusHeader));
+}
+
+// docs/wire.md, "Hello body": the offsets the dissector and the capture
+// check read.
+TEST(Wire, HelloBodyFieldsAreBigEndianAtTheirOffsets) {
+  HelloBody h;
+  std::memset(&h, 0, sizeof h);
+  h.coord[0] = 1;
+  h.dir = 2;
+  h.dims[2] = 3;
+  h.flags = kHelloHeard | kHelloDone;
+  h.boot_id.set(0x0102030405060708ull);
+  h.peer_boot.set(0x1112131415161718ull);
+  h.generation.set(0x21222324u);
+  h.isn.set(0x31323334u);
+  h.origin[0] = 4;
+  h.origin[1] = 5;
+  h.origin[2] = 6;
+  h.origin_dir = 3;
+  h.cause = static_cast<uint8_t>(ResetCause::kRebooted);
+  std::memcpy(h.partition, "lab-a", 5);
+  UNSIGNED_LONGS_EQUAL(8, offsetof(HelloBody, boot_id));
+  UNSIGNED_LONGS_EQUAL(16, offsetof(HelloBody, peer_boot));
+  UNSIGNED_LONGS_EQUAL(24, offsetof(HelloBody, generation));
+  UNSIGNED_LONGS_EQUAL(28, offsetof(HelloBody, isn));
+  UNSIGNED_LONGS_EQUAL(32, offsetof(HelloBody, origin));
+  UNSIGNED_LONGS_EQUAL(36, offsetof(HelloBody, cause));
+  UNSIGNED_LONGS_EQUAL(40, offsetof(HelloBody, partition));
+  check_bytes(bytes_of(h), {1, 0, 0, 2, 0, 0, 3, 3,                         //
+                            0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  // boot_id @8
+                            0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // peer_boot @16
+                            0x21, 0x22, 0x23, 0x24,                          // generation @24
+                            0x31, 0x32, 0x33, 0x34,                          // isn @28
+                            4, 5, 6, 3, 2, 0, 0, 0,                          // origin, dir, cause @32
+                            'l', 'a', 'b', '-', 'a', 0});                    // partition @40
+}
+
+TEST(Wire, PartitionTagsAreZeroOnlyForNoPartitionAndDifferForNearNames) {
+  UNSIGNED_LONGS_EQUAL(0, partition_tag("", 0));
+  const uint16_t a = partition_tag("lab-a", 5), b = partition_tag("lab-b", 5);
+  CHECK(a != 0);
+  CHECK(b != 0);
+  CHECK(a != b);
+  UNSIGNED_LONGS_EQUAL(a, partition_tag("lab-a", 5));  // a pure function of the id
+  // Every one-character id tags differently and never 0.
+  std::vector<uint16_t> seen;
+  for (int ch = 33; ch < 127; ++ch) {
+    const char c = static_cast<char>(ch);
+    const uint16_t t = partition_tag(&c, 1);
+    CHECK(t != 0);
+    for (uint16_t u : seen) CHECK(t != u);
+    seen.push_back(t);
+  }
 }
 
 TEST(Wire, EthHeaderLayout) {
@@ -73,7 +127,7 @@ TEST(Wire, LinkHeaderFieldsAreBigEndianAtTheirOffsets) {
   h.credits[2].set(0x1112u);
   h.credits[3].set(0x1314u);
   h.length.set(0x1516u);
-  h.reserved.set(0x1718u);
+  h.partition.set(0x1718u);
   h.crc.set(0x191A1B1Cu);
   const uint8_t* b = bytes_of(h);
   check_bytes(b, {kWireVersion, 3, 0xA5, 0x5A,  //
@@ -83,10 +137,11 @@ TEST(Wire, LinkHeaderFieldsAreBigEndianAtTheirOffsets) {
                   0x0D, 0x0E, 0x0F, 0x10,       // credits[0..1] @16
                   0x11, 0x12, 0x13, 0x14,       // credits[2..3] @20
                   0x15, 0x16,                   // length @24
-                  0x17, 0x18,                   // reserved @26
+                  0x17, 0x18,                   // partition @26
                   0x19, 0x1A, 0x1B, 0x1C});     // crc @28
   UNSIGNED_LONGS_EQUAL(16, offsetof(LinkHeader, credits));
   UNSIGNED_LONGS_EQUAL(24, offsetof(LinkHeader, length));
+  UNSIGNED_LONGS_EQUAL(26, offsetof(LinkHeader, partition));
   UNSIGNED_LONGS_EQUAL(28, offsetof(LinkHeader, crc));
   // Reading back goes through the same swap.
   UNSIGNED_LONGS_EQUAL(0x01020304u, h.seq.get());

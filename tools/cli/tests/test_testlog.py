@@ -54,6 +54,22 @@ class CountTest(unittest.TestCase):
         # 9 run, 1 skipped: 3 failed (1 failure + 2 errors), 5 passed (the expected failure among them).
         self.assertEqual(testlog.count(rec("cli", "FAIL", UNITTEST_FAILED)), testlog.Counts(5, 3, 1))
 
+    def test_runtime_skip_lines_count_as_skipped_not_passed(self):
+        # Two tests found they cannot run here (tests/skip.h): CppUTest counts
+        # them as run and passed; they are skipped.
+        out = ("..\nSKIP DpdkMemif.AfPacketOverAVethPair: creating a veth pair needs root\n."
+               "\nSKIP Crc32c.FoldMatchesTheReferenceAtEveryLengthAndAlignment: no AVX-512\n"
+               "..\nOK (12 tests, 12 ran, 30 checks, 1 ignored, 0 filtered out, 5 ms)\n")
+        self.assertEqual(testlog.count(rec("a", "OK", out)), testlog.Counts(10, 0, 3))
+        # A failing run: the skips still come off the passed ones.
+        failing = "SKIP A.b: no root\n" + CPPUTEST_ERRORS
+        self.assertEqual(testlog.count(rec("a", "FAIL", failing)), testlog.Counts(8, 2, 2))
+        # Not a skip: mid-line, or without Group.Name.
+        noise = "note: SKIP A.b: x\nSKIP: no tshark\nSKIP nothing here\n" + CPPUTEST_OK
+        self.assertEqual(testlog.count(rec("a", "OK", noise)), testlog.Counts(12, 0, 0))
+        # Skip lines after the summary line (another run) do not count for it.
+        self.assertEqual(testlog.count(rec("a", "OK", CPPUTEST_OK + "SKIP A.b: late\n")), testlog.Counts(12, 0, 0))
+
     def test_cpputest_line_with_ran_nothing(self):
         out = "OK (ran nothing, 4 tests, 0 ran, 0 checks, 0 ignored, 4 filtered out, 0 ms)\n"
         self.assertEqual(testlog.count(rec("a", "OK", out)), testlog.Counts(0, 0, 0))

@@ -47,7 +47,8 @@ plansim::RankIO make_io(const std::vector<T>& in, uint64_t out_elems, bool in_pl
   plansim::RankIO io;
   io.in_place = in_place;
   std::vector<T> out(std::max<uint64_t>(out_elems, in_place ? in_at + in.size() : 0));
-  std::memset(static_cast<void*>(out.data()), 0xA5, out.size() * sizeof(T));
+  // (an empty vector's data() may be null, which memset must not get)
+  if (!out.empty()) std::memset(static_cast<void*>(out.data()), 0xA5, out.size() * sizeof(T));
   if (in_place)
     std::copy(in.begin(), in.end(), out.begin() + in_at);
   else
