@@ -62,8 +62,9 @@ struct CollArgs {
 struct CommInfo {
   uint32_t size = 1;
   uint32_t rank = 0;
-  Dims shape;              // the communicator's box (size = shape.nodes())
-  bool world = false;      // the whole partition: torus links and the world tree are its own
+  Dims shape;              // the communicator's box (size = shape.nodes()); {size,1,1} when not box-shaped
+  bool box = true;         // ranks fill a box of the torus in rank order (coordinates mean torus positions)
+  bool world = false;      // the node's world communicator: torus links and the world tree are its own
   bool has_tree = false;   // a combine-network class spans it
   bool has_barrier = false;  // the barrier network spans it
 };

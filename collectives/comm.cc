@@ -19,12 +19,6 @@ const CounterField kCollCountersFields[] = {
 };
 const int kCollCountersFieldCount = sizeof(kCollCountersFields) / sizeof(kCollCountersFields[0]);
 
-namespace {
-constexpr uint16_t kP2pContextBit = 0x8000;  // point-to-point messages of a communicator
-constexpr uint16_t kWorldChildBase = 2;      // the world's sub-communicators: 2, 3, ...
-constexpr uint16_t kDeepChildBase = 0x1000;  // deeper ones: a hash into [0x1000, 0x7fff]
-}  // namespace
-
 Comm::Comm(NetStack& net, Messenger& msgr, EventLoop& loop, const Logger& log, uint16_t context,
            uint64_t timeout_ns)
     : net_(net), msgr_(msgr), loop_(loop), log_(log), context_(context), timeout_ns_(timeout_ns) {
@@ -34,6 +28,9 @@ Comm::Comm(NetStack& net, Messenger& msgr, EventLoop& loop, const Logger& log, u
   info_.size = static_cast<uint32_t>(net.dims().nodes());
   info_.rank = static_cast<uint32_t>(toroid::rank_of(net.me(), net.dims()));
   info_.world = true;
+  own_contexts_ = std::make_unique<ContextTable>();
+  contexts_ = own_contexts_.get();
+  if (context != ContextTable::kWorld) (void)contexts_->reserve(context);
   // TOROID_ALGO_<KIND> (e.g. TOROID_ALGO_REDUCE_SCATTER=ring) forces an algorithm.
   for (int k = 0; k < kCollKinds; ++k) {
     std::string env = std::string("TOROID_ALGO_") + coll_kind_name(static_cast<CollKind>(k));
@@ -42,30 +39,8 @@ Comm::Comm(NetStack& net, Messenger& msgr, EventLoop& loop, const Logger& log, u
   }
 }
 
-Comm::Comm(Comm& parent, const Coord& origin, const Dims& shape, uint16_t context)
-    : net_(parent.net_),
-      msgr_(parent.msgr_),
-      loop_(parent.loop_),
-      log_(parent.log_),
-      context_(context),
-      timeout_ns_(parent.timeout_ns_),
-      origin_(origin) {
-  deadline_.set_callback(&Comm::on_timeout, this);
-  info_.shape = shape;
-  info_.size = static_cast<uint32_t>(shape.nodes());
-  const Dims& w = net_.dims();
-  Coord off;
-  for (int i = 0; i < kDims; ++i) off.c[i] = (net_.me().c[i] + w.n[i] - origin.c[i]) % w.n[i];
-  info_.rank = static_cast<uint32_t>(toroid::rank_of(off, shape));
-  info_.world = shape.nodes() == w.nodes();
-  link_down_ = parent.link_down_;
-  env_algo_ = parent.env_algo_;
-  sub_ = true;
-  loop_.add_poller(this);
-}
-
 Comm::~Comm() {
-  if (algo_) algo_->abort();
+  if (active_ && cur_) cur_->abort();
   for (auto& box : inbox_) {
     while (box.head) {
       Packet* p = box.head;
@@ -75,7 +50,14 @@ Comm::~Comm() {
   }
   for (auto& s : pool_busy_) msgr_.cancel(s.handle);
   for (auto& r : p2p_recvs_) msgr_.withdraw(&r->req);
-  if (sub_) loop_.remove_poller(this);
+  if (sub_) {
+    loop_.remove_poller(this);
+    // Leftovers of this communicator's messages must not meet the next one
+    // that agrees the same id.
+    msgr_.discard(context_, 0, ~uint32_t{0});
+    msgr_.discard(p2p_context(), 0, ~uint32_t{0});
+    contexts_->release(context_);
+  }
   loop_.timers().cancel(deadline_);
 }
 
@@ -89,90 +71,6 @@ void Comm::set_barrier(BarrierNet* net, uint8_t channel) {
   barrier_ = net;
   barrier_channel_ = channel;
   info_.has_barrier = net != nullptr;
-}
-
-// ---- naming ----
-
-Coord Comm::coord_of(uint32_t rank) const { return toroid::coord_of(rank, info_.shape); }
-
-Coord Comm::world_coord_of(uint32_t rank) const {
-  const Coord off = coord_of(rank);
-  const Dims& w = net_.dims();
-  Coord c;
-  for (int i = 0; i < kDims; ++i) c.c[i] = (origin_.c[i] + off.c[i]) % w.n[i];
-  return c;
-}
-
-uint32_t Comm::world_rank_of(uint32_t rank) const {
-  return static_cast<uint32_t>(toroid::rank_of(world_coord_of(rank), net_.dims()));
-}
-
-int64_t Comm::rank_of_world(const Coord& world) const {
-  const Dims& w = net_.dims();
-  Coord off;
-  for (int i = 0; i < kDims; ++i) {
-    off.c[i] = (world.c[i] + w.n[i] - origin_.c[i]) % w.n[i];
-    if (off.c[i] >= info_.shape.n[i]) return -1;
-  }
-  return static_cast<int64_t>(toroid::rank_of(off, info_.shape));
-}
-
-// ---- sub-communicators ----
-
-Result<std::unique_ptr<Comm>> Comm::make_sub(const Coord& origin, const Dims& shape) {
-  const uint16_t serial = children_++;
-  uint16_t ctx;
-  if (context_ < kWorldChildBase && info_.world) {
-    if (serial >= kDeepChildBase - kWorldChildBase)
-      return error(Code::kOutOfRange, "too many sub-communicators of the world (%u)", serial);
-    ctx = static_cast<uint16_t>(kWorldChildBase + serial);
-  } else {
-    const uint64_t h = mix64((static_cast<uint64_t>(context_) << 16 | serial) * 0x9e3779b97f4a7c15ull);
-    ctx = static_cast<uint16_t>(kDeepChildBase + h % (kP2pContextBit - kDeepChildBase));
-  }
-  const int64_t me = rank_of_world(net_.me());
-  // Box membership is in this communicator's coordinates.
-  const Coord mine = coord_of(static_cast<uint32_t>(me));
-  for (int i = 0; i < kDims; ++i)
-    if (mine.c[i] < origin.c[i] || mine.c[i] >= origin.c[i] + shape.n[i]) return std::unique_ptr<Comm>();
-  Coord world_origin;
-  const Dims& w = net_.dims();
-  for (int i = 0; i < kDims; ++i)
-    world_origin.c[i] = (origin_.c[i] + origin.c[i]) % w.n[i];
-  std::unique_ptr<Comm> sub(new Comm(*this, world_origin, shape, ctx));
-  return sub;
-}
-
-Result<std::unique_ptr<Comm>> Comm::split_line(int dim) {
-  if (dim < 0 || dim >= kDims) return error(Code::kInvalid, "split_line: dimension %d is not 0, 1 or 2", dim);
-  const Coord me = coord();
-  Coord origin = me;
-  origin.c[dim] = 0;
-  Dims shape;
-  shape.n[dim] = info_.shape.n[dim];
-  return make_sub(origin, shape);
-}
-
-Result<std::unique_ptr<Comm>> Comm::split_plane(int a, int b) {
-  if (a < 0 || a >= kDims || b < 0 || b >= kDims || a == b)
-    return error(Code::kInvalid, "split_plane: dimensions %d and %d are not two of 0, 1, 2", a, b);
-  const Coord me = coord();
-  Coord origin = me;
-  origin.c[a] = 0;
-  origin.c[b] = 0;
-  Dims shape;
-  shape.n[a] = info_.shape.n[a];
-  shape.n[b] = info_.shape.n[b];
-  return make_sub(origin, shape);
-}
-
-Result<std::unique_ptr<Comm>> Comm::split_box(const Coord& origin, const Dims& shape) {
-  for (int i = 0; i < kDims; ++i) {
-    if (shape.n[i] == 0 || origin.c[i] + shape.n[i] > info_.shape.n[i])
-      return error(Code::kInvalid, "split_box: box at %s of shape %s does not fit in %s", origin.to_string().c_str(),
-                   shape.to_string().c_str(), info_.shape.to_string().c_str());
-  }
-  return make_sub(origin, shape);
 }
 
 // ---- packets (world algorithms) ----
@@ -202,17 +100,23 @@ void Comm::on_link_down(uint16_t port, const Status& why) {
   (void)port;
   if (link_down_.is_ok()) link_down_ = why;
   if (!active_) return;
-  if (algo_) algo_->abort();
+  if (cur_) cur_->abort();
   finish(error(why.code(), "%s (operation %u): %s", algo_name_.c_str(), tag_, why.message().c_str()));
 }
 
 // ---- messages (point-to-point algorithms) ----
 
+Result<uint64_t> Comm::post_send(uint32_t rank, bool p2p, uint32_t tag, const void* data, uint64_t len,
+                                 const MsgSendOptions& opt) {
+  if (rank >= info_.size)
+    return error(Code::kInvalid, "send: rank %u is not in this %u-node communicator", rank, info_.size);
+  return msgr_.send(world_coord_of(rank), p2p ? p2p_context() : context_, tag, data, len, opt);
+}
+
 Result<uint64_t> Comm::send_msg(uint32_t peer, const void* data, size_t len, uint32_t align) {
-  if (peer >= info_.size) return error(Code::kInternal, "message to rank %u of a %u-node communicator", peer, info_.size);
   MsgSendOptions opt;
   opt.align = align;
-  return msgr_.send(world_coord_of(peer), context_, tag_, data, len, opt);
+  return post_send(peer, false, tag_, data, len, opt);
 }
 
 // ---- collectives ----
@@ -314,6 +218,21 @@ Status Comm::start(const CollArgs& args_in, std::string_view algo) {
     algo_name_.assign(info->name);
     algo_info_ = info;
   }
+  return launch(a, algo_.get());
+}
+
+Status Comm::start_custom(const CollArgs& args, CollAlgo* algo, const char* name) {
+  reclaim_sends();
+  const char* kind = coll_kind_name(args.kind);
+  if (!link_down_.is_ok()) return error(link_down_.code(), "%s: %s", kind, link_down_.message().c_str());
+  if (!msgr_.status()) return error(msgr_.status().code(), "%s: %s", kind, msgr_.status().message().c_str());
+  if (active_) return error(Code::kBusy, "%s: operation %u (%s) is still in flight", kind, tag_, algo_name_.c_str());
+  algo_name_.assign(name);
+  return launch(args, algo);
+}
+
+Status Comm::launch(const CollArgs& a, CollAlgo* algo) {
+  cur_ = algo;
   ++tag_;
   active_ = true;
   finished_ = false;
@@ -325,13 +244,19 @@ Status Comm::start(const CollArgs& args_in, std::string_view algo) {
   // operation would cost the timer wheel a scan for its next deadline.
   op_deadline_ = loop_.now() + timeout_ns_;
   if (!deadline_.armed() || deadline_.deadline() > op_deadline_) loop_.timers().arm(deadline_, op_deadline_);
-  Status st = algo_->start(*this, a);
+  Status st = cur_->start(*this, a);
   if (!st) {
     finish(st);
     return st;
   }
-  if (algo_->done()) finish(algo_->status());
+  if (cur_->done()) finish(cur_->status());
   return Status::ok();
+}
+
+void Comm::fail_op(Status st) {
+  if (!active_) return;
+  if (cur_) cur_->abort();
+  finish(std::move(st));
 }
 
 void Comm::finish(Status st) {
@@ -415,14 +340,14 @@ bool Comm::poll() {
   if (!active_) return false;
   if (!msgr_.status() && link_down_.is_ok()) link_down_ = msgr_.status();
   if (!link_down_.is_ok()) {
-    algo_->abort();
+    cur_->abort();
     finish(error(link_down_.code(), "%s (operation %u): %s", algo_name_.c_str(), tag_,
                  link_down_.message().c_str()));
     return true;
   }
-  moved |= algo_->progress();
-  if (algo_->done()) {
-    finish(algo_->status());
+  moved |= cur_->progress();
+  if (cur_->done()) {
+    finish(cur_->status());
     moved = true;
   }
   return moved;
@@ -436,8 +361,8 @@ void Comm::on_timeout(void* self) {
     return;
   }
   char dur[32];
-  const std::string waiting = c->algo_->waiting_for();
-  c->algo_->abort();
+  const std::string waiting = c->cur_->waiting_for();
+  c->cur_->abort();
   c->finish(error(Code::kTimeout, "%s %s (operation %u) did not finish within %s; waiting for %s",
                   c->algo_name_.c_str(), "collective", c->tag_, format_duration(c->timeout_ns_, dur, sizeof dur),
                   waiting.c_str()));
@@ -471,7 +396,7 @@ Status Comm::send(uint32_t dst, const void* data, size_t len) {
     break;
   }
   buf.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + len);
-  auto h = msgr_.send(world_coord_of(dst), context_ | kP2pContextBit, 0, buf.data(), len);
+  auto h = post_send(dst, true, 0, buf.data(), len);
   if (!h) return h.status();
   ctr_.p2p_pool_bytes += buf.capacity();
   pool_busy_.push_back(PooledSend{*h, std::move(buf)});
@@ -484,7 +409,7 @@ Status Comm::send(uint32_t dst, const void* data, size_t len) {
 bool Comm::try_recv(uint32_t src, std::vector<uint8_t>* out) {
   reclaim_sends();
   if (src >= info_.size) return false;
-  const uint16_t ctx = context_ | kP2pContextBit;
+  const uint16_t ctx = p2p_context();
   const auto wsrc = static_cast<int32_t>(world_rank_of(src));
   P2pRecv* pr = nullptr;
   for (auto& r : p2p_recvs_)

@@ -1,7 +1,17 @@
-// Communicator (seed 002): a group of nodes named by torus coordinates and by
-// a linear rank, with its own context. The world communicator spans the
-// partition; split_line/plane/box make sub-communicators, each with its own
-// context, so their operations never meet another communicator's messages.
+// Communicator (seed 002): a group of nodes named by a linear rank, with its
+// own context. The world communicator spans the partition. A
+// sub-communicator is any ordered list of partition ranks (create()); one
+// whose ranks fill a box of the torus in rank order (split_line/plane/box,
+// or such a list) is box-shaped and names its ranks by coordinates in that
+// box. Algorithms declare what they need through CommInfo: the torus and
+// tree algorithms run on the world only (its links and trees are its own),
+// the point-to-point plans on any membership.
+//
+// Contexts are agreed by the members (collectives/context_table.h): a
+// collective agreement round (an allreduce over their masks of free ids),
+// then the lowest common free id; a sub-communicator owns its id and gives
+// it back when destroyed. Its operations never meet another communicator's
+// messages, however many communicators are made and freed.
 //
 // Every collective takes the next operation sequence number of its
 // communicator as the tag of all its packets and messages (no user tags; a
@@ -33,6 +43,7 @@
 #include "base/event_loop.h"
 #include "base/log.h"
 #include "collectives/coll.h"
+#include "collectives/context_table.h"
 #include "netstack/netstack.h"
 #include "netstack/p2p.h"
 
@@ -67,14 +78,36 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   void set_tree(CombineEngine* engine, uint8_t tree_class);
   void set_barrier(BarrierNet* net, uint8_t channel);
 
-  // ---- sub-communicators: collective over this communicator (every member
-  // calls them in the same order, so contexts agree without messages) ----
+  // ---- context agreement: collective over this communicator ----
+  // Starts agreeing a context id with every member (an operation like a
+  // collective: drive it with test(), then call agree_step()).
+  Status start_agree();
+  // After test() reported an agreement round finished: ok with *context
+  // agreed and reserved on this node (the caller owns it: give it to
+  // create()/split_*, or release it with contexts().release()); kBusy when
+  // another round has started (test() again); or the error.
+  Status agree_step(uint16_t* context);
+  // start_agree() and its rounds to the end (real-time rigs).
+  Result<uint16_t> agree_context();
+  ContextTable& contexts() { return *contexts_; }
+
+  // ---- sub-communicators ----
+  // Local, once the members agreed `context`: the new communicator owns it.
+  // Rank i of the new communicator is partition rank world_ranks[i]; this
+  // node must be one of them. A list that fills a box in rank order makes a
+  // box-shaped communicator.
+  Result<std::unique_ptr<Comm>> create(const std::vector<uint32_t>& world_ranks, uint16_t context);
   // The line through this node along dim (0..2).
-  Result<std::unique_ptr<Comm>> split_line(int dim);
+  Result<std::unique_ptr<Comm>> split_line(int dim, uint16_t context);
   // The plane through this node spanned by dims a and b.
-  Result<std::unique_ptr<Comm>> split_plane(int dim_a, int dim_b);
+  Result<std::unique_ptr<Comm>> split_plane(int dim_a, int dim_b, uint16_t context);
   // The box [origin, origin + shape) in this communicator's coordinates;
-  // nodes outside it get nullptr (and must still call).
+  // nodes outside it get nullptr (and must still agree; their context is
+  // released).
+  Result<std::unique_ptr<Comm>> split_box(const Coord& origin, const Dims& shape, uint16_t context);
+  // The same, agreeing the context first (collective; real-time rigs).
+  Result<std::unique_ptr<Comm>> split_line(int dim);
+  Result<std::unique_ptr<Comm>> split_plane(int dim_a, int dim_b);
   Result<std::unique_ptr<Comm>> split_box(const Coord& origin, const Dims& shape);
 
   // ---- naming ----
@@ -98,8 +131,17 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   // Drive the event loop until the operation finishes (bounded by its deadline).
   Status wait();
   Status run(const CollArgs& args, std::string_view algo = {});  // start + wait
+  // Ends the operation in flight with st (another member reported that it
+  // failed there): its algorithm drops what it holds; later operations run
+  // as usual.
+  void fail_op(Status st);
+  // Runs the caller's algorithm object as this communicator's next operation
+  // (its tag, deadline and link-down handling, as start() does): operations
+  // the registry has no kind for (the MPI library's vector collectives).
+  // args must be complete (esize, red); algo must outlive the operation.
+  Status start_custom(const CollArgs& args, CollAlgo* algo, const char* name);
   const std::string& algo() const { return algo_name_; }            // of the current/last operation
-  CollAlgo* active_algo() { return algo_.get(); }
+  CollAlgo* active_algo() { return cur_; }
 
   // Blocking wrappers (MPI-like; nullptr send = in place).
   Status allreduce(const void* send, void* recv, uint64_t count, DType t, ROp op, Repro r = Repro::kNone);
@@ -110,6 +152,17 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   Status start_barrier(std::string_view algo = {});
 
   // ---- point-to-point ----
+  // The one send path: every message of this communicator leaves here. A
+  // message to `rank` (of this communicator) on its collective messages
+  // (p2p false: operations tag them with tag()) or on its point-to-point
+  // messages (p2p true: context() | 0x8000, any tag). Returns the
+  // messenger's handle; data must stay valid until send_done(handle).
+  Result<uint64_t> post_send(uint32_t rank, bool p2p, uint32_t tag, const void* data, uint64_t len,
+                             const MsgSendOptions& opt = {});
+  uint16_t p2p_context() const { return static_cast<uint16_t>(context_ | kP2pContextBit); }
+  static constexpr uint16_t kP2pContextBit = 0x8000;
+  // Copies data into a pooled buffer and sends it on the point-to-point
+  // messages with tag 0 (the pool is reclaimed as sends finish).
   Status send(uint32_t dst, const void* data, size_t len);
   // The next message from src, if one is complete.
   bool try_recv(uint32_t src, std::vector<uint8_t>* out);
@@ -124,6 +177,9 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   uint16_t context() const { return context_; }
   uint32_t tag() const { return tag_; }
   uint32_t advance_tag() { return ++tag_; }  // a fresh sequence number inside one operation
+  // Test hook: the next operation takes tag `next` (wrapping tests start
+  // the counter just below its wrap). Only between operations.
+  void skip_tags(uint32_t next) { tag_ = next - 1; }
   CombineEngine* tree() { return tree_; }
   uint8_t tree_class() const { return tree_class_; }
   BarrierNet* barrier_net() { return barrier_; }
@@ -161,9 +217,12 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
     RecvReq req;
     std::vector<uint8_t> buf;
   };
-  // A sub-communicator of parent over the box [origin, origin+shape) (world coordinates).
-  Comm(Comm& parent, const Coord& origin, const Dims& shape, uint16_t context);
-  Result<std::unique_ptr<Comm>> make_sub(const Coord& origin, const Dims& shape);
+  // A sub-communicator of parent over the box [origin, origin+shape) (world
+  // coordinates), or over a list of partition ranks (members non-empty).
+  Comm(Comm& parent, const Coord& origin, const Dims& shape, std::vector<uint32_t> members, uint16_t context);
+  Result<std::unique_ptr<Comm>> make_sub(const Coord& origin, const Dims& shape, uint16_t context);
+  Status start_agree_round();
+  Status launch(const CollArgs& args, CollAlgo* algo);
   Status prepare(CollArgs& args, std::string_view want, const AlgoInfo** info);
   // The last algorithm chosen per collective and what it was chosen for: an
   // operation of the same shape reuses the choice (selection allocates).
@@ -192,10 +251,21 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   const Logger& log_;
   uint16_t context_;
   uint64_t timeout_ns_;
-  Coord origin_;  // world coordinate of this communicator's rank 0
+  Coord origin_;  // world coordinate of this communicator's rank 0 (box-shaped)
   CommInfo info_;
-  uint16_t children_ = 0;  // sub-communicators made so far
-  bool sub_ = false;       // registered itself with the loop
+  // Not box-shaped: rank -> partition rank, and (partition rank, rank)
+  // sorted for the reverse lookup.
+  std::vector<uint32_t> members_;
+  std::vector<std::pair<uint32_t, uint32_t>> member_index_;
+  std::unique_ptr<ContextTable> own_contexts_;  // the world's
+  ContextTable* contexts_ = nullptr;            // the node's (the world's table)
+  bool sub_ = false;       // registered itself with the loop, owns its context
+  // Context agreement in progress (start_agree / agree_step).
+  uint64_t agree_buf_[ContextTable::kRoundWords] = {};
+  uint32_t agree_window_ = 0;
+  uint32_t agree_rounds_ = 0;
+  bool agree_offered_ = false;
+  bool agreeing_ = false;
   uint32_t tag_ = 0;
   bool active_ = false;
   bool finished_ = false;
@@ -211,6 +281,7 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   uint64_t op_deadline_ = 0;  // the running operation's deadline (deadline_ may be armed earlier)
   std::vector<Inbox> inbox_;
   std::unique_ptr<CollAlgo> algo_;
+  CollAlgo* cur_ = nullptr;  // the operation's algorithm: algo_, or a caller's (start_custom)
   const AlgoInfo* algo_info_ = nullptr;
   CombineEngine* tree_ = nullptr;
   uint8_t tree_class_ = 0;

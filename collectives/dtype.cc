@@ -202,7 +202,8 @@ Status check_rop(DType t, ROp op) {
 }
 
 void Reducer::apply(void* dst, const void* src, size_t n) const {
-  if (fn) fn(dst, src, n);
+  if (cfn) cfn(ctx, dst, src, n);
+  else if (fn) fn(dst, src, n);
   else alu_combine(alu_op, alu_type, static_cast<uint32_t>(esize), static_cast<uint8_t*>(dst),
                    static_cast<const uint8_t*>(src), static_cast<uint32_t>(n));
 }

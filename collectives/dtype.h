@@ -64,7 +64,12 @@ Status check_rop(DType t, ROp op);
 // Allocation-free; dst and src must not partially overlap.
 struct Reducer {
   using Fn = void (*)(void* dst, const void* src, size_t n);
+  // A caller's kernel with its state (the MPI library's user operations and
+  // the types the library has no kernel for); it takes precedence over fn.
+  using CtxFn = void (*)(const void* ctx, void* dst, const void* src, size_t n);
   Fn fn = nullptr;
+  CtxFn cfn = nullptr;
+  const void* ctx = nullptr;
   size_t esize = 0;          // bytes per element
   AluOp alu_op = AluOp::kAdd;  // for the ALU form (fn == nullptr)
   AluType alu_type = AluType::kUnsigned;

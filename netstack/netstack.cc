@@ -73,6 +73,13 @@ void NetStack::add_port(uint16_t index, Port* port, const std::string& label) {
   max_body_ = max_body_ == 0 ? body : std::min(max_body_, body);
 }
 
+uint32_t NetStack::max_body() const {
+  if (!links_.empty()) return max_body_;
+  const uint32_t overhead = sizeof(wire::EthHeader) + sizeof(wire::LinkHeader);
+  const uint32_t room = pool_.buf_size() > tuning::kPacketHeadroom ? pool_.buf_size() - tuning::kPacketHeadroom : 0;
+  return room > overhead ? room - overhead : 0;
+}
+
 void NetStack::map_dir(Dir dir, uint16_t index) {
   assert(index < links_.size() && links_[index] && "map_dir: add_port first");
   const int old = port_dir_[index];

@@ -114,7 +114,9 @@ class NetStack final : public Poller, public LinkClient {
   const Coord& me() const { return me_; }
   PacketPool& pool() { return pool_; }
   // Largest body (network header + payload) that every port carries.
-  uint32_t max_body() const { return max_body_; }
+  // Largest torus body the ports carry; a node without ports (1x1x1)
+  // sends only to itself, in bodies as large as its pool's buffers.
+  uint32_t max_body() const;
 
   // ---- sending ----
   Packet* alloc();  // nullptr if the pool is empty (counted)

@@ -96,6 +96,10 @@ void Messenger::on_packet(uint16_t port, Packet* p) {
       abort_msg(rank, th->tag.get());
       p->free();
       return;
+    case MsgKind::kSyncAck:
+      take_sync_ack(rank, th->tag.get());
+      p->free();
+      return;
   }
   ++ctr_.bad_segments;
   p->free();
@@ -105,6 +109,7 @@ void Messenger::on_link_down(uint16_t port, const Status& why) {
   (void)port;
   if (status_.is_ok()) status_ = why;
   active_.clear();  // their data can no longer be delivered reliably
+  sync_wait_.clear();
   // Every posted receive fails; bound ones complete with the link's status.
   while (RecvReq* r = posted_head_) {
     unlink_posted(r);
@@ -132,6 +137,7 @@ bool Messenger::poll() {
     credit_due_.pop_back();
     moved = true;
   }
+  if (!ack_due_.empty()) moved |= send_acks();
   while (abort_due_.size() >= 2) {
     const size_t k = abort_due_.size() - 2;
     if (!send_abort(abort_due_[k], abort_due_[k + 1])) break;
@@ -147,7 +153,7 @@ bool Messenger::poll() {
     SendOp& op = active_[i];
     const uint64_t before = op.offset;
     const bool started = op.started;
-    const bool done = pump_send(op);
+    const bool done = pump_send(op) && sent_out(op);
     sent |= op.offset != before || op.started != started || done;
     if (done) active_.erase(active_.begin() + static_cast<ptrdiff_t>(i));
     else ++i;

@@ -35,6 +35,15 @@
 // credit messages) as it consumes, so the network holds at most `window`
 // segments per pair, always drainable.
 //
+// Tags with the top bit set (kReservedTagBit) are the runtime's own: a
+// wildcard receive or probe (any_tag) never takes them, so a library's
+// internal exchanges can share a context with an application's messages.
+//
+// Synchronous sends (MPI_Ssend): a message sent with `sync` carries a flag;
+// the receiver acknowledges it (a small kSyncAck message) when a receive
+// takes it, and the send is done only once its data has left and that
+// acknowledgement arrived.
+//
 // Every field read from the wire is bounded before use (message size against
 // max_message, offset + length against the size in 64 bits, the sequence
 // against the window); bad segments are counted and dropped. A link going
@@ -56,7 +65,9 @@ enum class MsgKind : uint8_t {
   kData = 1,    // a segment of a message
   kCredit = 2,  // `offset` carries the segments consumed from the peer so far (cumulative)
   kAbort = 3,   // the sender dropped message `seq` part way: the receiver discards it
+  kSyncAck = 4, // a receive took our synchronous message `seq` (in the torus header's tag)
 };
+constexpr uint8_t kMsgFlagSync = 1;  // flags: the sender waits for a kSyncAck
 struct __attribute__((packed)) MsgHeader {
   uint8_t kind;  // MsgKind
   uint8_t flags;
@@ -89,11 +100,13 @@ extern const CounterField kP2pCountersFields[];
 extern const int kP2pCountersFieldCount;
 
 constexpr int32_t kAnySource = -1;
+constexpr uint32_t kReservedTagBit = 0x80000000u;  // tags a wildcard receive never takes
 
 struct MsgSendOptions {
   bool adaptive = false;  // minimal-adaptive routing
   bool spread = true;     // alternate the two equally short ways round (2-node rings: both cables)
   uint32_t align = 1;     // every segment but the last is a multiple of this many bytes
+  bool sync = false;      // done only once a receive took it (acknowledged)
 };
 
 // What a receive does with each segment's payload: copy it (fn == nullptr)
@@ -180,6 +193,9 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   // part way out is aborted at the receiver. True if it was still pending.
   bool cancel(uint64_t handle);
   uint32_t cancel_sends();  // every pending send; returns how many
+  // Forget a send none of whose data has left yet (nothing reached the
+  // receiver); false, and nothing changes, once a segment went out.
+  bool cancel_unsent(uint64_t handle);
   uint32_t sends_pending() const { return static_cast<uint32_t>(active_.size()); }
 
   // ---- receiving (p2p_recv.cc) ----
@@ -225,6 +241,13 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
     bool adaptive = false;
     bool spread = true;
     bool started = false;  // first segment injected (seq assigned)
+    bool sync = false;     // waits for the receiver's kSyncAck when sent
+  };
+  // A synchronous send whose data has left, waiting for its acknowledgement.
+  struct SyncWait {
+    uint64_t handle;
+    uint32_t dst;
+    uint32_t seq;
   };
   struct Peer;
   Peer& peer(uint32_t rank);
@@ -232,6 +255,11 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   bool pump_send(SendOp& op);
   bool send_credit(uint32_t rank, Peer& pr);
   bool send_abort(uint32_t rank, uint32_t seq);
+  // p2p_sync.cc
+  bool sent_out(SendOp& op);  // op's data has left: false while it waits for an ack
+  void ack_match(const InMsg* m);
+  void take_sync_ack(uint32_t rank, uint32_t seq);
+  bool send_acks();
   Packet* make_segment(uint32_t rank, uint16_t context, uint32_t tag, uint32_t seq, wire::MsgKind kind);
   // p2p_recv.cc
   void take_data(uint32_t src, Packet* p);
@@ -269,6 +297,8 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   std::vector<Peer*> peer_store_;              // owns the Peers
   std::vector<uint32_t> credit_due_;           // ranks owed a credit message (may repeat)
   std::vector<uint32_t> abort_due_;            // (rank, seq) pairs of aborts not yet sent
+  std::vector<uint32_t> ack_due_;              // (rank, seq) pairs of sync acks not yet sent
+  std::vector<SyncWait> sync_wait_;            // synchronous sends waiting for their ack
   RecvReq* posted_head_ = nullptr;             // posted, unmatched receives, in post order
   RecvReq* posted_tail_ = nullptr;
   InMsg* unexpected_head_ = nullptr;           // unmatched messages, in arrival order

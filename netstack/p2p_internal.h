@@ -31,6 +31,7 @@ struct InMsg {
   bool spilled = false;
   bool on_unexpected = false;
   bool gated = false;        // on the gated list: bound, with frames behind its gate
+  bool sync = false;         // the sender waits for our acknowledgement of the match
   InMsg* next = nullptr;     // the source's in-progress messages, by seq
   InMsg* unx_prev = nullptr; // unexpected list, arrival order
   InMsg* unx_next = nullptr;

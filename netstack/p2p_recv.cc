@@ -143,7 +143,8 @@ void Messenger::mark_seen(Peer& pr, uint32_t seq) {
 bool Messenger::matchable(const Peer& pr, const InMsg& m) const { return static_cast<int32_t>(m.seq - pr.contig) < 0; }
 
 bool Messenger::fits(const RecvReq& r, uint32_t src, uint16_t ctx, uint32_t tag) {
-  return r.context == ctx && (r.src == kAnySource || static_cast<uint32_t>(r.src) == src) && (r.any_tag || r.tag == tag);
+  return r.context == ctx && (r.src == kAnySource || static_cast<uint32_t>(r.src) == src) &&
+         (r.any_tag ? (tag & kReservedTagBit) == 0 : r.tag == tag);
 }
 
 // ---- credits ----
@@ -197,6 +198,7 @@ void Messenger::take_data(uint32_t src, Packet* p) {
     // the messages this one makes matchable meet the posted receives (a
     // receive that takes it writes the frame out at once).
     m = new_msg(src, pr, seq, ctx, tag, total);
+    m->sync = (mh->flags & wire::kMsgFlagSync) != 0;
     hold(m, pr, p, n);
     const uint32_t before = pr.contig;
     mark_seen(pr, seq);
@@ -361,6 +363,7 @@ void Messenger::bind(RecvReq* r, InMsg* m) {
   r->msg_tag_ = m->tag;
   r->length_ = m->total;
   m->req = r;
+  if (m->sync) ack_match(m);
   if (m->total > r->cap) ++ctr_.truncated;
   if (m->spilled) {
     if (m->got == m->total) apply_spill(m);

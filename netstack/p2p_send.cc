@@ -40,6 +40,7 @@ Result<uint64_t> Messenger::send(const Coord& dst, uint16_t context, uint32_t ta
   op.seg = seg_payload_ / align * align;
   op.adaptive = opt.adaptive;
   op.spread = opt.spread;
+  op.sync = opt.sync;
   // Start at once (a small message leaves in this call, not at the next
   // poll) unless an earlier message to the same node still waits: messages
   // to one node leave in send() order.
@@ -47,7 +48,7 @@ Result<uint64_t> Messenger::send(const Coord& dst, uint16_t context, uint32_t ta
   for (const SendOp& a : active_) queued_behind |= a.dst == op.dst;
   active_.push_back(op);
   ++ctr_.msgs_sent;
-  if (!queued_behind && pump_send(active_.back())) active_.pop_back();
+  if (!queued_behind && pump_send(active_.back()) && sent_out(active_.back())) active_.pop_back();
   return op.handle;
 }
 
@@ -55,7 +56,19 @@ bool Messenger::send_done(uint64_t handle) const {
   if (handle == 0 || handle >= next_handle_) return false;
   for (const SendOp& op : active_)
     if (op.handle == handle) return false;
+  for (const SyncWait& w : sync_wait_)
+    if (w.handle == handle) return false;
   return true;
+}
+
+bool Messenger::cancel_unsent(uint64_t handle) {
+  for (size_t i = 0; i < active_.size(); ++i) {
+    if (active_[i].handle != handle) continue;
+    if (active_[i].started) return false;
+    active_.erase(active_.begin() + static_cast<ptrdiff_t>(i));
+    return true;
+  }
+  return false;
 }
 
 bool Messenger::cancel(uint64_t handle) {
@@ -70,11 +83,17 @@ bool Messenger::cancel(uint64_t handle) {
     active_.erase(active_.begin() + static_cast<ptrdiff_t>(i));
     return true;
   }
+  for (size_t i = 0; i < sync_wait_.size(); ++i) {
+    if (sync_wait_[i].handle != handle) continue;
+    sync_wait_.erase(sync_wait_.begin() + static_cast<ptrdiff_t>(i));
+    return true;
+  }
   return false;
 }
 
 uint32_t Messenger::cancel_sends() {
-  uint32_t n = 0;
+  uint32_t n = static_cast<uint32_t>(sync_wait_.size());
+  sync_wait_.clear();
   while (!active_.empty()) n += cancel(active_.back().handle);
   return n;
 }
@@ -123,6 +142,7 @@ bool Messenger::pump_send(SendOp& op) {
     auto* mh = reinterpret_cast<MsgHeader*>(p->data() + sizeof(TorusHeader));
     mh->total.set(static_cast<uint32_t>(op.len));
     mh->offset.set(static_cast<uint32_t>(op.offset));
+    if (op.sync) mh->flags = wire::kMsgFlagSync;
     if (n) std::memcpy(p->append(n), op.data + op.offset, n);
     SendOptions so;
     so.adaptive = op.adaptive;

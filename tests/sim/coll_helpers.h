@@ -74,6 +74,31 @@ inline std::vector<Status> run_coll(SimRig& rig, const std::vector<Comm*>& comms
   return out;
 }
 
+// Agrees a context id among comms (one per node, the same communicator):
+// the collective agreement driven on the sim rig. Returns each node's id
+// (0 where it failed or did not finish within limit_ns).
+inline std::vector<uint16_t> agree_contexts(SimRig& rig, const std::vector<Comm*>& comms, uint64_t limit_ns = 2 * kSec) {
+  std::vector<uint16_t> ids(comms.size(), 0);
+  std::vector<bool> done(comms.size(), false);
+  for (size_t i = 0; i < comms.size(); ++i) done[i] = !comms[i]->start_agree().is_ok();
+  drive_until(rig, [&] {
+    bool all = true;
+    for (size_t i = 0; i < comms.size(); ++i) {
+      if (done[i]) continue;
+      Status st;
+      if (comms[i]->test(&st) && !comms[i]->in_flight()) {
+        uint16_t id = 0;
+        const Status s = comms[i]->agree_step(&id);
+        if (s.is_ok()) ids[i] = id;
+        done[i] = s.code() != Code::kBusy;
+      }
+      all &= done[i];
+    }
+    return all;
+  }, limit_ns);
+  return ids;
+}
+
 // Every node's world communicator.
 inline std::vector<Comm*> world_comms(SimRig& rig) {
   std::vector<Comm*> v;

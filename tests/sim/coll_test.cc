@@ -39,12 +39,18 @@ TEST(Comm, SubCommunicatorsNameRanksByCoordinates) {
   CHECK_TRUE(rig != nullptr);
   const uint32_t n = rig->node_count();
   std::vector<std::unique_ptr<Comm>> lines(n), planes(n), boxes(n);
+  const auto line_ids = agree_contexts(*rig, world_comms(*rig));
+  const auto plane_ids = agree_contexts(*rig, world_comms(*rig));
+  const auto box_ids = agree_contexts(*rig, world_comms(*rig));
   for (uint32_t r = 0; r < n; ++r) {
     Comm& w = rig->node(r).comm();
     const Coord me = coord_of(r, w.shape());
-    lines[r] = std::move(w.split_line(0).value());
-    planes[r] = std::move(w.split_plane(0, 2).value());
-    boxes[r] = std::move(w.split_box(Coord{{1, 0, 1}}, Dims{{2, 2, 2}}).value());
+    CHECK_TRUE(line_ids[r] >= ContextTable::kFirstAgreed);
+    UNSIGNED_LONGS_EQUAL(line_ids[0], line_ids[r]);  // the same id on every member
+    CHECK(line_ids[r] != plane_ids[r] && plane_ids[r] != box_ids[r] && box_ids[r] != line_ids[r]);
+    lines[r] = std::move(w.split_line(0, line_ids[r]).value());
+    planes[r] = std::move(w.split_plane(0, 2, plane_ids[r]).value());
+    boxes[r] = std::move(w.split_box(Coord{{1, 0, 1}}, Dims{{2, 2, 2}}, box_ids[r]).value());
     UNSIGNED_LONGS_EQUAL(4, lines[r]->size());
     UNSIGNED_LONGS_EQUAL(me.c[0], lines[r]->rank());
     UNSIGNED_LONGS_EQUAL(12, planes[r]->size());
@@ -61,10 +67,10 @@ TEST(Comm, SubCommunicatorsNameRanksByCoordinates) {
     CHECK(lines[r]->world_coord_of(lines[r]->rank()) == me);
   }
   // Bad splits are errors that say why.
-  auto bad = rig->node(0).comm().split_box(Coord{{3, 0, 0}}, Dims{{2, 1, 1}});
+  auto bad = rig->node(0).comm().split_box(Coord{{3, 0, 0}}, Dims{{2, 1, 1}}, 100);
   CHECK_FALSE(bad.is_ok());
   STRCMP_CONTAINS("does not fit", bad.status().message().c_str());
-  CHECK_FALSE(rig->node(0).comm().split_line(3).is_ok());
+  CHECK_FALSE(rig->node(0).comm().split_line(3, 100).is_ok());
 
   // A SUM over each line adds exactly that line's world ranks.
   std::vector<std::vector<int64_t>> buf(n);
@@ -94,9 +100,11 @@ TEST(Comm, ConcurrentCommunicatorsDoNotCrossTalk) {
   CHECK_TRUE(rig != nullptr);
   const uint32_t n = rig->node_count();
   std::vector<std::unique_ptr<Comm>> lines(n), planes(n);
+  const auto line_ids = agree_contexts(*rig, world_comms(*rig));
+  const auto plane_ids = agree_contexts(*rig, world_comms(*rig));
   for (uint32_t r = 0; r < n; ++r) {
-    lines[r] = std::move(rig->node(r).comm().split_line(0).value());
-    planes[r] = std::move(rig->node(r).comm().split_plane(0, 1).value());
+    lines[r] = std::move(rig->node(r).comm().split_line(0, line_ids[r]).value());
+    planes[r] = std::move(rig->node(r).comm().split_plane(0, 1, plane_ids[r]).value());
   }
   const Dims dims = rig->node(0).comm().shape();
   for (uint32_t round = 0; round < 6; ++round) {

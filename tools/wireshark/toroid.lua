@@ -33,7 +33,7 @@ local VCS = { [0] = "low", [1] = "high (dateline)", [2] = "adaptive", [3] = "pri
 local PACKET_TYPES = { [1] = "neighbour", [2] = "collective", [3] = "p2p", [4] = "control",
                        [5] = "tree", [6] = "barrier" }
 local COLL_ALGOS = { [1] = "torus-ring", [2] = "torus-tree", [3] = "torus-fixed-order", [4] = "line-multicast" }
-local MSG_KINDS = { [1] = "data", [2] = "credit", [3] = "abort" }
+local MSG_KINDS = { [1] = "data", [2] = "credit", [3] = "abort", [4] = "sync-ack" }
 local ALU_OPS = { [1] = "ADD", [2] = "MAX", [3] = "MIN", [4] = "AND", [5] = "OR", [6] = "XOR" }
 local ALU_TYPES = { [1] = "unsigned", [2] = "signed" }
 local BARRIER_MODES = { [0] = "AND (barrier)", [1] = "OR (interrupt)" }
@@ -447,6 +447,13 @@ local function dissect_link(tvb, pinfo, root, dst, src)
   if no_crc then
     tree:add(f["crc.status"], tvb(28, 4), 2):set_generated()
     crc_item:add_proto_expert_info(ex.unchecked)
+    -- A sender sets NOCRC only on data and acks, with the CRC field zero;
+    -- anything else is a flipped flag bit (the receiving port refuses it too).
+    if ftype ~= 1 and ftype ~= 2 then
+      bad(crc_item, "NOCRC on a frame type that always carries a CRC")
+    elseif tvb(28, 4):uint() ~= 0 then
+      bad(crc_item, string.format("NOCRC but the CRC field holds 0x%08x (a sender leaves it 0)", tvb(28, 4):uint()))
+    end
   elseif length <= body then
     local want = link_crc(tvb, 0, length)
     crc_ok = want == tvb(28, 4):uint()

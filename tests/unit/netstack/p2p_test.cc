@@ -217,3 +217,31 @@ TEST(Messenger, MatchingFollowsTheSendersOrderAndTheTags) {
   UNSIGNED_LONGS_EQUAL(10, env.context);
   UNSIGNED_LONGLONGS_EQUAL(4, env.length);
 }
+
+TEST(Messenger, WildcardTagsNeverTakeTheRuntimesReservedTags) {
+  // A reserved-tag message (the MPI library's failure reports) arrives first
+  // on the context an application also uses.
+  feed(Seg{1, 9, 0, kReservedTagBit | 0x70u, 4, 0, {9, 9, 9, 9}});
+  MsgEnvelope env;
+  CHECK_FALSE(m->probe(kAnySource, 9, 0, true, &env));  // a wildcard probe does not see it
+  std::vector<uint8_t> a(4), b(4);
+  RecvReq any;
+  any.src = kAnySource;
+  any.context = 9;
+  any.any_tag = true;
+  any.buf = a.data();
+  any.cap = 4;
+  CHECK(m->post(&any).is_ok());
+  CHECK_FALSE(any.done());
+  feed(Seg{1, 9, 1, 3, 4, 0, {3, 3, 3, 3}});
+  CHECK(any.done());
+  UNSIGNED_LONGS_EQUAL(3, any.msg_tag());  // the application's message, not the earlier reserved one
+  RecvReq exact;
+  exact.src = kAnySource;
+  exact.context = 9;
+  exact.tag = kReservedTagBit | 0x70u;
+  exact.buf = b.data();
+  exact.cap = 4;
+  CHECK(m->post(&exact).is_ok());
+  CHECK(exact.done() && b[0] == 9);  // a receive naming the tag takes it
+}

@@ -72,7 +72,7 @@ class InstalledTest(unittest.TestCase):
             status, out, err = run([self.toroid, cmd], env=self.env)
             self.assertEqual((status, out), (1, ""), cmd)
             self.assertEqual(err, "toroid: %s needs the source tree; this toroid is installed in %s (it runs "
-                                  "selftest, sim, rig and qemu)\n" % (cmd, self.prefix))
+                                  "selftest, sim, rig, mpirun and qemu)\n" % (cmd, self.prefix))
             status, out, _ = run([self.toroid, cmd, "--help"], env=self.env)
             self.assertEqual(status, 0, cmd)
             self.assertTrue(out.startswith("usage: toroid %s" % cmd), out[:60])
@@ -83,6 +83,8 @@ class InstalledTest(unittest.TestCase):
         self.assertEqual(err, "toroid: selftest: %s/bin/toroid-sim was not built\n" % self.prefix)
         status, _, err = run([self.toroid, "rig", "--help"], env=self.env)
         self.assertEqual((status, err), (1, "toroid: rig: %s/bin/toroid-rig was not built\n" % self.prefix))
+        status, _, err = run([self.toroid, "mpirun", "-n", "2", "./a.out"], env=self.env)
+        self.assertEqual((status, err), (1, "toroid: mpirun: %s/bin/toroid-mpirun was not built\n" % self.prefix))
 
     def test_hints_name_the_installed_command_and_nothing_is_written(self):
         status, _, err = run([self.toroid, "selftest", "--dims", "2"], env=self.env)

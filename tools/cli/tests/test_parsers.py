@@ -6,7 +6,7 @@ import os
 import tempfile
 import unittest
 
-from toroid_cli import cmd_bench, cmd_selftest, common, main
+from toroid_cli import cmd_bench, cmd_mpirun, cmd_selftest, common, main
 
 CLI_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(os.path.dirname(CLI_DIR))
@@ -171,6 +171,65 @@ class SelftestParseTest(unittest.TestCase):
             self.assertTrue(e.exception.message.startswith(message), e.exception.message)
 
 
+class SimHelpTest(unittest.TestCase):
+    def test_help_lists_the_scale_options(self):
+        text = parser("sim").format_help()
+        for word in ("--threads N", "--link-model MODEL", "bgl", "scaling", "--pcap DIR"):
+            self.assertIn(word, text)
+
+
+class MpirunParseTest(unittest.TestCase):
+    def test_launcher_gets_every_option_but_rig_and_the_program_keeps_its_own(self):
+        plan = cmd_mpirun.parse(["-n", "8", "--driver", "uring", "--rig=host", "--env", "TOROID_REPRO=exact", "-q",
+                                 "./a.out", "--rig", "qemu", "-n", "3"])
+        self.assertEqual(plan.rig, "host")
+        self.assertEqual(plan.options, ["-n", "8", "--driver", "uring", "--env", "TOROID_REPRO=exact", "-q"])
+        self.assertEqual(plan.command, ["./a.out", "--rig", "qemu", "-n", "3"])
+        paths = common.Paths()
+        self.assertEqual(plan.launcher_args(paths)[:2], ["--run-dir", paths.run_root])
+        self.assertEqual(plan.launcher_args(paths)[-5:], plan.command)
+
+    def test_run_dir_kept_dashdash_and_value_that_looks_like_a_program(self):
+        plan = cmd_mpirun.parse(["--dims=3x1x1", "--run-dir", "/r", "--timeout", "30s", "--", "prog", "-x"])
+        self.assertEqual(plan.options, ["--dims", "3x1x1", "--run-dir", "/r", "--timeout", "30s"])
+        self.assertEqual(plan.command, ["--", "prog", "-x"])
+        self.assertEqual(plan.launcher_args(common.Paths()), plan.options + plan.command)
+        # The value of --cpus is not PROGRAM.
+        self.assertEqual(cmd_mpirun.parse(["--cpus", "0-1", "-np", "2", "p"]).command, ["p"])
+
+    def test_usage_errors(self):
+        cases = [
+            (["prog"], "mpirun: give -n N or --dims XxYxZ"),
+            (["-n", "4"], "mpirun: no PROGRAM to run"),
+            (["-n", "4", "--"], "mpirun: no PROGRAM to run"),
+            (["-n", "0", "p"], "mpirun: -n '0' is not a rank count"),
+            (["-n", "two", "p"], "mpirun: -n 'two' is not a rank count"),
+            (["--dims", "2x2", "p"], "mpirun: bad --dims '2x2' (expected XxYxZ, e.g. 2x2x2)"),
+            (["-n", "2", "--driver", "af_xdp", "p"], "mpirun: unknown driver 'af_xdp' (available: memif uring)"),
+            (["-n", "2", "--rig", "sim", "p"], "mpirun: unknown rig 'sim' (available: host qemu)"),
+            (["-n", "2", "--rig"], "mpirun: --rig needs a value"),
+        ]
+        for argv, message in cases:
+            with self.assertRaises(common.UsageError, msg=argv) as e:
+                cmd_mpirun.parse(argv)
+            self.assertEqual(e.exception.message, message)
+            self.assertEqual(e.exception.command, "mpirun")
+
+    def test_qemu_rig_says_it_is_not_provided_before_building(self):
+        status, out, err = run_main(["mpirun", "-n", "2", "--rig", "qemu", "./p"])
+        self.assertEqual((status, out), (1, ""))
+        self.assertIn("toroid: mpirun: --rig qemu is not provided yet", err)
+
+    def test_help_before_the_program_is_ours_after_it_the_programs(self):
+        status, out, _ = run_main(["mpirun", "--help"])
+        self.assertEqual(status, 0)
+        self.assertTrue(out.startswith("usage: ./toroid mpirun (-n N | --dims XxYxZ)"), out[:80])
+        self.assertIn("--no-stop", out)
+        status, out, err = run_main(["mpirun", "p", "--help"])   # no -n: the usage error, not our help
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("mpirun: give -n N or --dims XxYxZ", err)
+
+
 class MainTest(unittest.TestCase):
     def test_no_arguments_prints_usage_to_stderr_status_2(self):
         status, out, err = run_main([])
@@ -193,7 +252,8 @@ class MainTest(unittest.TestCase):
 
     def test_command_help_without_building(self):
         # Commands that parse their own arguments answer --help before setup.
-        for name in ("setup", "build", "test", "selftest", "slurm-selftest", "qemu", "bench", "package", "man"):
+        for name in ("setup", "build", "test", "selftest", "mpirun", "slurm-selftest", "qemu", "bench", "package",
+                     "man"):
             status, out, _ = run_main([name, "--help"])
             self.assertEqual(status, 0, name)
             self.assertTrue(out.startswith("usage: ./toroid %s" % name), name)
@@ -216,6 +276,7 @@ class MainTest(unittest.TestCase):
             (["selftest", "--rig", "x"],
              "toroid: selftest: unknown rig 'x' (available: host sim) (see ./toroid selftest --help)"),
             (["man", "--bogus"], "toroid: man: unknown option '--bogus' (see ./toroid man --help)"),
+            (["mpirun", "-n", "2"], "toroid: mpirun: no PROGRAM to run (see ./toroid mpirun --help)"),
         ]
         for argv, message in cases:
             status, out, err = run_main(argv)

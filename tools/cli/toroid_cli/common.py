@@ -21,6 +21,7 @@ SIM_BIN_REL = "firmware/toroid-sim"
 RIG_BIN_REL = "firmware/toroid-rig"
 MICROBENCH_BIN_REL = "bench/toroid-microbench"
 LINKBENCH_BIN_REL = "firmware/toroid-linkbench"
+MPIRUN_BIN_REL = "mpi/launcher/toroid-mpirun"
 
 
 class UsageError(Exception):

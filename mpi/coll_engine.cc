@@ -1,0 +1,215 @@
+#include "mpi/coll_engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "mpi/request.h"
+
+namespace toroid::mpi {
+
+void requests_progress();  // request.cc: requests freed while active
+
+namespace {
+
+MPI_Comm g_active = nullptr;  // communicators with queued operations
+
+void activate(MPI_Comm c) {
+  if (c->on_active) return;
+  c->on_active = true;
+  c->next_active = g_active;
+  g_active = c;
+}
+
+constexpr uint32_t kReportTag = 0xfffffff0u;  // a reserved tag: wildcard receives never take it
+
+// (Re)posts c's receive for reports.
+void post_report_rr(MPI_Comm c) {
+  c->report_rr = RecvReq{};
+  c->report_rr.src = kAnySource;
+  c->report_rr.context = c->p2p_ctx;
+  c->report_rr.tag = kReportTag;
+  c->report_rr.buf = c->report_in;
+  c->report_rr.cap = sizeof c->report_in;
+  c->report_posted = rt().msgr().post(&c->report_rr).is_ok();
+}
+
+// A report that arrived for the operation c is running fails it.
+bool take_report(MPI_Comm c) {
+  if (!c->report_posted || !c->report_rr.done()) return false;
+  const RecvReq& q = c->report_rr;
+  const uint64_t n = std::min<uint64_t>(q.length(), sizeof c->report_in);
+  bool failed = false;
+  if (q.status() && n >= 5) {
+    uint32_t tag;
+    std::memcpy(&tag, c->report_in + 1, 4);
+    const int cls = c->report_in[0];
+    if (c->coll->in_flight() && c->coll->tag() == tag) {
+      const MPI_Group g = c->group;
+      const std::string why(reinterpret_cast<const char*>(c->report_in) + 5, n - 5);
+      c->reported_tag = tag;
+      // The library status keeps MPI's class recognisable (class_of).
+      const Code code = cls == MPI_ERR_TRUNCATE ? Code::kOutOfRange : Code::kAborted;
+      c->coll->fail_op(error(code, "rank %d reported: %s", g->rank_of(q.source()), why.c_str()));
+      failed = true;
+    }
+  }
+  post_report_rr(c);  // ready for the next report
+  return failed;
+}
+
+// Our operation failed: tell every other member (unless a report from one
+// of them failed it here).
+void send_report(MPI_Comm c, const Status& st) {
+  if (!c->coll || c->size <= 1 || c->coll->tag() == c->reported_tag) return;
+  for (uint64_t h : c->report_sends) rt().msgr().cancel(h);  // an older report still leaving
+  c->report_sends.clear();
+  const uint32_t tag = c->coll->tag();
+  const std::string why = std::string(g_call) + ": " + st.message();
+  c->report_out.assign(5 + std::min<size_t>(why.size(), sizeof c->report_in - 5), 0);
+  c->report_out[0] = static_cast<uint8_t>(class_of(st));
+  std::memcpy(c->report_out.data() + 1, &tag, 4);
+  std::memcpy(c->report_out.data() + 5, why.data(), c->report_out.size() - 5);
+  for (int r = 0; r < c->size; ++r) {
+    if (r == c->rank) continue;
+    auto h = c->coll->post_send(static_cast<uint32_t>(r), true, kReportTag, c->report_out.data(), c->report_out.size());
+    if (h) c->report_sends.push_back(*h);
+  }
+}
+
+void finish_op(MPI_Comm c, CollOp* op, Status st) {
+  if (!st) send_report(c, st);
+  c->queue_head = op->next;
+  if (!c->queue_head) c->queue_tail = nullptr;
+  op->next = nullptr;
+  op->result = std::move(st);
+  op->finished = true;
+  if (MPI_Request r = op->req) {
+    r->done = true;
+    r->error = op->result ? MPI_SUCCESS : class_of(op->result);
+  }
+}
+
+class Engine final : public Poller {
+ public:
+  bool poll() override {
+    bool moved = false;
+    requests_progress();
+    MPI_Comm* at = &g_active;
+    while (MPI_Comm c = *at) {
+      moved |= engine_progress(c);
+      if (c->queue_head) {
+        at = &c->next_active;
+      } else {
+        *at = c->next_active;
+        c->on_active = false;
+        c->next_active = nullptr;
+      }
+    }
+    return moved;
+  }
+};
+Engine g_engine;
+bool g_engine_on = false;
+
+// A collective waits a quarter longer than the library's own deadline, so
+// the operation's timeout (which names what it waited for) fires first.
+uint64_t coll_wait_ns() { return rt().timeout_ns() + rt().timeout_ns() / 4; }
+
+}  // namespace
+
+void engine_start() {
+  if (g_engine_on) return;
+  rt().loop().add_poller(&g_engine);
+  g_engine_on = true;
+}
+
+void engine_stop() {
+  if (!g_engine_on) return;
+  rt().loop().remove_poller(&g_engine);
+  g_engine_on = false;
+  g_active = nullptr;
+}
+
+void reports_arm(MPI_Comm c) {
+  if (!c->coll || c->size <= 1 || c->report_posted) return;
+  post_report_rr(c);
+}
+
+void reports_disarm(MPI_Comm c) {
+  if (c->report_posted) rt().msgr().withdraw(&c->report_rr);
+  c->report_posted = false;
+  // Reports still leaving would read freed memory: let them go.
+  for (uint64_t h : c->report_sends) rt().msgr().cancel(h);
+  c->report_sends.clear();
+  c->report_out.clear();
+}
+
+bool engine_progress(MPI_Comm c) {
+  bool moved = take_report(c);
+  while (CollOp* op = c->queue_head) {
+    if (!op->started) {
+      if (c->coll->in_flight()) break;
+      op->started = true;
+      moved = true;
+      if (Status st = op->start(c); !st) {
+        finish_op(c, op, st);
+        continue;
+      }
+    }
+    Status st;
+    if (c->coll->in_flight() || !c->coll->test(&st)) break;
+    moved = true;
+    Status r = op->done(c, st);
+    if (r.code() == Code::kBusy) continue;  // another round started
+    finish_op(c, op, std::move(r));
+  }
+  return moved;
+}
+
+Status run_blocking(MPI_Comm c, CollOp& op) {
+  if (!c->queue_head && !c->coll->in_flight()) {
+    // Nothing queued: run it here, round by round.
+    op.started = true;
+    Status st = op.start(c);
+    for (;;) {
+      if (!st) return st;
+      Status w = c->coll->loop().run_until(
+          [&] { return (c->report_rr.done() && take_report(c)) || !c->coll->in_flight(); }, coll_wait_ns(), op.name);
+      if (!w) return w;
+      Status res;
+      (void)c->coll->test(&res);
+      Status d = op.done(c, res);
+      if (!d && d.code() != Code::kBusy) send_report(c, d);
+      if (d.code() != Code::kBusy) return d;
+      st = Status::ok();
+    }
+  }
+  op.next = nullptr;
+  if (c->queue_tail) c->queue_tail->next = &op;
+  else c->queue_head = &op;
+  c->queue_tail = &op;
+  activate(c);
+  Status w = rt().loop().run_until([&] { return op.finished; }, coll_wait_ns(), op.name);
+  if (!w) return w;
+  return op.result;
+}
+
+MPI_Request run_nonblocking(MPI_Comm c, CollOp* op) {
+  MPI_Request r = request_new(ReqKind::kColl, c);
+  r->coll = op;
+  op->req = r;
+  op->next = nullptr;
+  if (c->queue_tail) c->queue_tail->next = op;
+  else c->queue_head = op;
+  c->queue_tail = op;
+  activate(c);
+  engine_progress(c);  // start it now if the communicator is idle
+  return r;
+}
+
+void coll_request_free(MPI_Request r) {
+  delete r->coll;
+  r->coll = nullptr;
+}
+
+}  // namespace toroid::mpi

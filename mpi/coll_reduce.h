@@ -1,0 +1,39 @@
+// Reductions and the collectives that move one buffer (MPI_Bcast): the
+// CollOp that carries either a library operation (with packing around it
+// for non-contiguous layouts) or a plan of this library's (coll_ops.h).
+#pragma once
+#include <vector>
+
+#include "mpi/coll_ops.h"
+
+namespace toroid::mpi {
+
+// A library operation with staging: `in`/`out` hold packed data, and the
+// finish step unpacks `out` into the user's buffer or copies a block of it.
+struct LibStagedOp : LibraryOp {
+  std::vector<uint8_t> in, out;
+  void* unpack_to = nullptr;   // unpack `out` (unpack_count elements of unpack_type) here when done
+  MPI_Count unpack_count = 0;
+  MPI_Datatype unpack_type = nullptr;
+  uint64_t unpack_from = 0;    // byte offset into `out`
+  bool active_unpack = false;
+  Status done(MPI_Comm c, const Status& st) override;
+};
+
+// One collective call that is either of the two.
+struct CallOp : CollOp {
+  LibStagedOp lib;
+  PlanOp plan;
+  CollOp* chosen = nullptr;
+  Status start(MPI_Comm c) override {
+    chosen->name = name;
+    return chosen->start(c);
+  }
+  Status done(MPI_Comm c, const Status& st) override { return chosen->done(c, st); }
+};
+
+// Runs call blocking, or queues a heap one and returns its request
+// (request != nullptr). Raises errors on comm; returns the class.
+int run_call(MPI_Comm comm, CallOp* call, MPI_Request* request);
+
+}  // namespace toroid::mpi

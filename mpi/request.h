@@ -1,0 +1,29 @@
+// Requests: one pool of request objects (recycled, never returned to the
+// allocator while the library runs), their completion test, and the status
+// and error each completion yields.
+#pragma once
+#include "mpi/impl.h"
+
+namespace toroid::mpi {
+
+MPI_Request request_new(ReqKind kind, MPI_Comm comm);
+// Back to the pool: the handle becomes invalid.
+void request_recycle(MPI_Request r);
+// Whether r has completed; moves nothing (the caller drives the loop).
+bool request_ready(MPI_Request r);
+// r has completed: fills *st (MPI_STATUS_IGNORE allowed), then frees a
+// one-shot request (*handle = MPI_REQUEST_NULL) or makes a persistent one
+// inactive. Returns the request's error class (not raised).
+int request_finish(MPI_Request* handle, MPI_Status* st);
+// Starts a persistent request (MPI_Start).
+int request_start(MPI_Request r);
+// The point-to-point side (p2p.cc): starts a send or receive request.
+int p2p_start_send(MPI_Request r);
+int p2p_start_recv(MPI_Request r);
+// Whether the messenger has finished a point-to-point request.
+bool p2p_ready(MPI_Request r);
+// Its completion: status, unpack, error class.
+int p2p_complete(MPI_Request r);
+bool p2p_cancel(MPI_Request r);
+
+}  // namespace toroid::mpi

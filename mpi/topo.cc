@@ -1,0 +1,215 @@
+// Process topologies (MPI 3.1 chapter 7). Cartesian grids on the torus:
+// with reorder, a grid whose dimensions are the torus's (in any order)
+// numbers its ranks by torus coordinates, so grid neighbours are link
+// neighbours and MPI_Cart_sub's lines and planes are torus lines and planes
+// (box-shaped communicators). Graph and distributed graph topologies keep
+// their neighbour lists for the neighbourhood collectives.
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "mpi/comm_internal.h"
+#include "mpi/topo.h"
+
+namespace toroid::mpi {
+
+void cart_coords(const Topology& t, int rank, int* coords) {
+  for (size_t d = t.dims.size(); d-- > 0;) {
+    coords[d] = rank % t.dims[d];
+    rank /= t.dims[d];
+  }
+}
+
+int cart_rank(const Topology& t, const int* coords) {
+  int r = 0;
+  for (size_t d = 0; d < t.dims.size(); ++d) r = r * t.dims[d] + coords[d];
+  return r;
+}
+
+void Topology::in_neighbours(int rank, std::vector<int>* out) const {
+  if (kind == MPI_CART) {
+    // Cartesian in- and out-neighbours are the same list (7.6).
+    out_neighbours(rank, out);
+  } else if (kind == MPI_GRAPH) {
+    out->clear();
+    for (int i = rank ? index[static_cast<size_t>(rank) - 1] : 0; i < index[static_cast<size_t>(rank)]; ++i)
+      out->push_back(edges[static_cast<size_t>(i)]);
+  } else {
+    *out = sources;
+  }
+}
+
+void Topology::recv_order(size_t n, std::vector<size_t>* order) const {
+  order->clear();
+  // Cartesian: per dimension the +1 source's block first. Both sources may
+  // be one process (a periodic dimension of size 1 or 2), whose messages
+  // arrive in its send order (-1 block, then +1 block): its -1 block is
+  // the data sent towards us from our +1 side.
+  for (size_t i = 0; i < n; ++i) order->push_back(kind == MPI_CART ? (i % 2 ? i - 1 : i + 1) : i);
+}
+
+void Topology::out_neighbours(int rank, std::vector<int>* out) const {
+  if (kind == MPI_CART) {
+    // Per dimension: towards -1, then +1 (7.6: the blocks' order).
+    out->clear();
+    std::vector<int> c(dims.size());
+    for (size_t d = 0; d < dims.size(); ++d)
+      for (int disp : {-1, +1}) {
+        cart_coords(*this, rank, c.data());
+        int x = c[d] + disp;
+        if (x < 0 || x >= dims[d]) {
+          if (!periods[d]) {
+            out->push_back(MPI_PROC_NULL);
+            continue;
+          }
+          x = (x + dims[d]) % dims[d];
+        }
+        c[d] = x;
+        out->push_back(cart_rank(*this, c.data()));
+      }
+  } else if (kind == MPI_GRAPH) {
+    in_neighbours(rank, out);  // a graph's edges count both ways
+  } else {
+    *out = destinations;
+  }
+}
+
+std::unique_ptr<Topology> topo_clone(const Topology* t) { return t ? std::make_unique<Topology>(*t) : nullptr; }
+
+namespace {
+
+// The cart rank -> partition rank map of a reordered grid on the torus:
+// possible when comm is the whole partition in world order and each grid
+// dimension is one torus dimension (the others of size 1).
+bool torus_order(MPI_Comm comm, const std::vector<int>& dims, std::vector<uint32_t>* members) {
+  const Dims& t = rt().world().net().dims();
+  if (comm->size != static_cast<int>(t.nodes()) || comm->group->world.size() != t.nodes()) return false;
+  for (uint32_t r = 0; r < t.nodes(); ++r)
+    if (comm->group->world[r] != r) return false;
+  // Assign grid dimensions to torus dimensions of the same size.
+  std::vector<int> of(dims.size(), -1);
+  bool used[kDims] = {false, false, false};
+  for (size_t i = 0; i < dims.size(); ++i) {
+    for (int d = 0; d < kDims && of[i] < 0; ++d)
+      if (!used[d] && static_cast<int>(t.n[d]) == dims[i] && dims[i] > 1) {
+        of[i] = d;
+        used[d] = true;
+      }
+    if (of[i] < 0 && dims[i] != 1) return false;
+  }
+  for (int d = 0; d < kDims; ++d)
+    if (!used[d] && t.n[d] != 1) return false;
+  Topology g;
+  g.kind = MPI_CART;
+  g.dims = dims;
+  members->assign(t.nodes(), 0);
+  std::vector<int> c(dims.size());
+  for (uint32_t r = 0; r < t.nodes(); ++r) {
+    cart_coords(g, static_cast<int>(r), c.data());
+    Coord at{{0, 0, 0}};
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (of[i] >= 0) at.c[of[i]] = static_cast<uint32_t>(c[i]);
+    (*members)[r] = rank_of(at, t);
+  }
+  return true;
+}
+
+}  // namespace
+
+// A new communicator of comm's first `n` ranks (or a torus order) carrying
+// topology t; ranks outside it get MPI_COMM_NULL. Collective over comm.
+int topo_comm(MPI_Comm comm, int n, bool reorder, std::unique_ptr<Topology> t, MPI_Comm* out) {
+  std::vector<uint32_t> members;
+  if (!(reorder && t->kind == MPI_CART && n == comm->size && torus_order(comm, t->dims, &members)))
+    members.assign(comm->group->world.begin(), comm->group->world.begin() + n);
+  uint16_t ctx = 0;
+  if (Status st = agree_over(comm, &ctx); !st) return raise_status(comm, st);
+  if (std::find(members.begin(), members.end(), rt().rank()) == members.end()) {
+    rt().world().contexts().release(ctx);
+    *out = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  MPI_Comm c = comm_new_intra(comm, members, ctx);
+  if (!c) return raise(comm, MPI_ERR_INTERN, "could not make the communicator");
+  c->topo = std::move(t);
+  *out = c;
+  return MPI_SUCCESS;
+}
+
+bool cart_map_rank(MPI_Comm comm, const std::vector<int>& dims, int* newrank) {
+  std::vector<uint32_t> members;
+  long n = 1;
+  for (int d : dims) n *= d;
+  if (comm->rank >= n) {
+    *newrank = MPI_UNDEFINED;
+    return true;
+  }
+  if (n == comm->size && torus_order(comm, dims, &members)) {
+    *newrank = static_cast<int>(std::find(members.begin(), members.end(), rt().rank()) - members.begin());
+    return true;
+  }
+  *newrank = comm->rank;
+  return true;
+}
+
+int dims_create(int nnodes, int ndims, int* dims) {
+  long fixed = 1;
+  int free_slots = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] < 0) return MPI_ERR_DIMS;
+    if (dims[i] > 0) fixed *= dims[i];
+    else ++free_slots;
+  }
+  if (fixed == 0 || nnodes % fixed) return MPI_ERR_DIMS;
+  long m = nnodes / fixed;
+  if (free_slots == 0) return m == 1 ? MPI_SUCCESS : MPI_ERR_DIMS;
+  // Prime factors, largest first, each to the slot with the smallest product.
+  std::vector<long> primes;
+  for (long p = 2; p * p <= m; ++p)
+    while (m % p == 0) {
+      primes.push_back(p);
+      m /= p;
+    }
+  if (m > 1) primes.push_back(m);
+  std::sort(primes.rbegin(), primes.rend());
+  std::vector<long> slot(static_cast<size_t>(free_slots), 1);
+  for (long p : primes) *std::min_element(slot.begin(), slot.end()) *= p;
+  std::sort(slot.rbegin(), slot.rend());
+  for (int i = 0, k = 0; i < ndims; ++i)
+    if (dims[i] == 0) dims[i] = static_cast<int>(slot[static_cast<size_t>(k++)]);
+  return MPI_SUCCESS;
+}
+
+}  // namespace toroid::mpi
+
+using namespace toroid;
+using namespace toroid::mpi;
+
+TOROID_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[])) {
+  MPI_ENTER("MPI_Dims_create");
+  if (nnodes <= 0 || ndims < 0) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "nnodes %d, ndims %d", nnodes, ndims);
+  if (ndims > 0 && !dims) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "dims is NULL");
+  if (dims_create(nnodes, ndims, dims))
+    return raise(MPI_COMM_WORLD, MPI_ERR_DIMS, "the given dimensions do not divide %d nodes", nnodes);
+  return MPI_SUCCESS;
+}
+
+TOROID_MPI_API(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                                  MPI_Comm* comm_cart)) {
+  MPI_ENTER("MPI_Cart_create");
+  if (int e = check_intra(comm_old)) return e;
+  if (ndims < 0 || (ndims > 0 && (!dims || !periods)) || !comm_cart)
+    return raise(comm_old, MPI_ERR_ARG, "ndims %d, or dims, periods or comm_cart NULL", ndims);
+  long n = 1;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] <= 0) return raise(comm_old, MPI_ERR_DIMS, "dims[%d] = %d is not positive", i, dims[i]);
+    n *= dims[i];
+  }
+  if (n > comm_old->size)
+    return raise(comm_old, MPI_ERR_DIMS, "the grid has %ld ranks, more than %s (%d)", n, comm_label(comm_old).c_str(), comm_old->size);
+  auto t = std::make_unique<Topology>();
+  t->kind = MPI_CART;
+  t->dims.assign(dims, dims + ndims);
+  t->periods.assign(periods, periods + ndims);
+  return topo_comm(comm_old, static_cast<int>(n), reorder != 0, std::move(t), comm_cart);
+}

@@ -1,0 +1,151 @@
+// The messenger's matching as MPI uses it: synchronous sends done only once
+// a receive took them, cancelling a send none of whose data left, withdrawn
+// receives, probes that see the earliest matching message, wildcard
+// receives in each source's send order.
+#include <cstring>
+#include <vector>
+
+#include "tests/sim/coll_helpers.h"
+
+#include <CppUTest/TestHarness.h>
+
+using namespace toroid;
+using namespace toroid::test;
+
+namespace {
+
+constexpr uint16_t kCtx = 0x8123;
+
+Messenger& msgr(SimRig& rig, uint32_t r) { return rig.node(r).comm().msgr(); }
+Coord at(SimRig& rig, uint32_t r) { return coord_of(r, rig.node(0).comm().shape()); }
+
+void settle(SimRig& rig, uint64_t ns = 200 * kUs) {
+  const uint64_t end = rig.fabric().now() + ns;
+  drive_until(rig, [&] { return rig.fabric().now() >= end; }, ns + kUs);
+}
+
+RecvReq recv_req(int32_t src, uint32_t tag, bool any_tag, uint8_t* buf, uint64_t cap) {
+  RecvReq r;
+  r.src = src;
+  r.context = kCtx;
+  r.tag = tag;
+  r.any_tag = any_tag;
+  r.buf = buf;
+  r.cap = cap;
+  return r;
+}
+
+}  // namespace
+
+TEST_GROUP(P2pMatch){};
+
+TEST(P2pMatch, SynchronousSendIsDoneOnlyOnceAReceiveTookIt) {
+  LogCapture log;
+  auto rig = booted_rig("2x2x1");
+  CHECK_TRUE(rig != nullptr);
+  std::vector<uint8_t> data(20000, 7), small(8, 9), got(20000), got2(8);
+  MsgSendOptions sync;
+  sync.sync = true;
+  auto hs = msgr(*rig, 0).send(at(*rig, 3), kCtx, 5, data.data(), data.size(), sync);
+  auto hp = msgr(*rig, 0).send(at(*rig, 3), kCtx, 6, small.data(), small.size());
+  CHECK_TRUE(hs.is_ok() && hp.is_ok());
+  settle(*rig);
+  CHECK_TRUE(msgr(*rig, 0).send_done(*hp));   // a plain send is done when its data left
+  CHECK_FALSE(msgr(*rig, 0).send_done(*hs));  // the synchronous one waits for the match
+  RecvReq r2 = recv_req(0, 6, false, got2.data(), got2.size());
+  CHECK_TRUE(msgr(*rig, 3).post(&r2).is_ok());  // takes the later message first: the sync one still waits
+  settle(*rig);
+  CHECK_TRUE(r2.done());
+  CHECK_FALSE(msgr(*rig, 0).send_done(*hs));
+  RecvReq r = recv_req(0, 5, false, got.data(), got.size());
+  CHECK_TRUE(msgr(*rig, 3).post(&r).is_ok());
+  CHECK_TRUE(drive_until(*rig, [&] { return r.done() && msgr(*rig, 0).send_done(*hs); }));
+  CHECK_TRUE(r.status().is_ok());
+  CHECK_TRUE(got == data);
+  // An empty synchronous message to itself, received first: done at once.
+  std::vector<uint8_t> none;
+  RecvReq self = recv_req(1, 9, false, nullptr, 0);
+  CHECK_TRUE(msgr(*rig, 1).post(&self).is_ok());
+  auto he = msgr(*rig, 1).send(at(*rig, 1), kCtx, 9, nullptr, 0, sync);
+  CHECK_TRUE(he.is_ok());
+  CHECK_TRUE(drive_until(*rig, [&] { return self.done() && msgr(*rig, 1).send_done(*he); }));
+}
+
+TEST(P2pMatch, OnlyASendNoneOfWhoseDataLeftCanBeCancelled) {
+  LogCapture log;
+  auto rig = booted_rig("2x1x1");
+  CHECK_TRUE(rig != nullptr);
+  // The first message fills the end-to-end window (nobody receives it);
+  // the second waits behind it without a segment out.
+  std::vector<uint8_t> big(4u << 20, 1), second(100, 2);
+  auto h1 = msgr(*rig, 0).send(at(*rig, 1), kCtx, 1, big.data(), big.size());
+  auto h2 = msgr(*rig, 0).send(at(*rig, 1), kCtx, 2, second.data(), second.size());
+  CHECK_TRUE(h1.is_ok() && h2.is_ok());
+  settle(*rig);
+  CHECK_FALSE(msgr(*rig, 0).send_done(*h1));
+  CHECK_FALSE(msgr(*rig, 0).cancel_unsent(*h1));  // part of it reached the receiver
+  CHECK_TRUE(msgr(*rig, 0).cancel_unsent(*h2));
+  CHECK_TRUE(msgr(*rig, 0).send_done(*h2));
+  // The receiver gets the first message whole, and never the cancelled one.
+  std::vector<uint8_t> got(big.size());
+  RecvReq r = recv_req(kAnySource, 0, true, got.data(), got.size());
+  CHECK_TRUE(msgr(*rig, 1).post(&r).is_ok());
+  CHECK_TRUE(drive_until(*rig, [&] { return r.done(); }));
+  CHECK_TRUE(r.status().is_ok());
+  UNSIGNED_LONGS_EQUAL(1, r.msg_tag());
+  settle(*rig);
+  MsgEnvelope env;
+  CHECK_FALSE(msgr(*rig, 1).probe(kAnySource, kCtx, 0, true, &env));
+}
+
+TEST(P2pMatch, WildcardsMatchEachSourcesMessagesInSendOrderAndProbesSeeTheEarliest) {
+  LogCapture log;
+  auto rig = booted_rig("2x2x1");
+  CHECK_TRUE(rig != nullptr);
+  // A receive posted and withdrawn before anything arrives takes nothing.
+  uint8_t scratch[16];
+  RecvReq gone = recv_req(kAnySource, 0, true, scratch, sizeof scratch);
+  CHECK_TRUE(msgr(*rig, 3).post(&gone).is_ok());
+  CHECK_TRUE(msgr(*rig, 3).unpost(&gone));
+  // Sources 0 and 1 each send three messages with tags 10, 11, 10.
+  std::vector<std::vector<uint8_t>> payload;
+  for (uint32_t src : {0u, 1u})
+    for (uint32_t k = 0; k < 3; ++k) {
+      payload.push_back(std::vector<uint8_t>(8 + k, static_cast<uint8_t>(src * 10 + k)));
+      CHECK_TRUE(msgr(*rig, src).send(at(*rig, 3), kCtx, k == 1 ? 11 : 10, payload.back().data(), payload.back().size()).is_ok());
+    }
+  settle(*rig);
+  CHECK_FALSE(gone.done());
+  MsgEnvelope env;
+  CHECK_TRUE(msgr(*rig, 3).probe(1, kCtx, 11, false, &env));
+  UNSIGNED_LONGS_EQUAL(1, env.source);
+  UNSIGNED_LONGS_EQUAL(9, env.length);  // source 1's second message
+  CHECK_FALSE(msgr(*rig, 3).probe(2, kCtx, 0, true, &env));
+  // Any tag from source 0: its three messages in send order.
+  for (uint32_t k = 0; k < 3; ++k) {
+    uint8_t buf[16];
+    RecvReq r = recv_req(0, 0, true, buf, sizeof buf);
+    CHECK_TRUE(msgr(*rig, 3).post(&r).is_ok());
+    CHECK_TRUE(drive_until(*rig, [&] { return r.done(); }));
+    UNSIGNED_LONGS_EQUAL(k == 1 ? 11 : 10, r.msg_tag());
+    UNSIGNED_LONGS_EQUAL(8 + k, r.length());
+  }
+  // Tag 10 from any source: source 1's first, then its third (the tag-11
+  // one is skipped, not overtaken by order).
+  for (uint32_t want : {8u, 10u}) {
+    uint8_t buf[16];
+    RecvReq r = recv_req(kAnySource, 10, false, buf, sizeof buf);
+    CHECK_TRUE(msgr(*rig, 3).post(&r).is_ok());
+    CHECK_TRUE(drive_until(*rig, [&] { return r.done(); }));
+    UNSIGNED_LONGS_EQUAL(1, r.source());
+    UNSIGNED_LONGS_EQUAL(want, r.length());
+  }
+  // A receive too small for the last one reports the truncation with both sizes.
+  uint8_t tiny[4];
+  RecvReq t = recv_req(1, 11, false, tiny, sizeof tiny);
+  CHECK_TRUE(msgr(*rig, 3).post(&t).is_ok());
+  CHECK_TRUE(drive_until(*rig, [&] { return t.done(); }));
+  CHECK_TRUE(t.status().code() == Code::kOutOfRange);
+  STRCMP_CONTAINS("truncated", t.status().message().c_str());
+  UNSIGNED_LONGS_EQUAL(9, t.length());
+}
