@@ -27,6 +27,14 @@
 
 #include <array>
 
+// GCC 12's _mm512_undefined_epi32 initialises a register from itself (on
+// purpose: "any value"), which -W(maybe-)uninitialized reports at every intrinsic
+// that uses it once inlined here (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #define TOROID_FSUM_TARGET __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2")))
 
 namespace toroid::arith::detail {
