@@ -109,6 +109,9 @@ def main():
     ap.add_argument("--examples", help="the directory of the built examples (heat3d, cg)")
     ap.add_argument("--extra", action="store_true")
     a = ap.parse_args()
+    a.bindir = os.path.abspath(a.bindir)
+    if a.examples:
+        a.examples = os.path.abspath(a.examples)
     if a.driver == "memif" and a.node:
         chk = subprocess.run([a.node, "--check-eal"], capture_output=True, text=True)
         if chk.returncode == 77:
