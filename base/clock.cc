@@ -7,6 +7,12 @@
 
 namespace toroid {
 
+double wall_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 uint64_t RealClock::now_ns() const {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -36,6 +36,10 @@ class VirtualClock final : public Clock {
   uint64_t now_ = 0;
 };
 
+// Seconds on the monotonic clock, for rigs and reports that measure their
+// own wall time (never for what a node runs: nodes read their Clock).
+double wall_seconds();
+
 // "1.5us", "300us", "2ms", "1s", "250ns", "40" (ns). Returns false if malformed.
 bool parse_duration_ns(const char* s, uint64_t* out);
 // Human form for logs: "1.50 us".

@@ -2,11 +2,15 @@
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 namespace toroid {
 
 namespace {
 LogSink g_sink;
+// Nodes of a multi-threaded sim log from several threads: one line at a
+// time reaches the sink or the stream (log lines are not on a hot path).
+std::mutex g_mu;
 LogLevel g_level = LogLevel::kInfo;
 const char* const kLevelNames[] = {"error", "warn", "info", "debug"};
 }  // namespace
@@ -36,6 +40,7 @@ void Logger::vlog(LogLevel level, const char* fmt, va_list ap) const {
   if (level == LogLevel::kError) line += "error: ";
   else if (level == LogLevel::kWarn) line += "warning: ";
   line += body;
+  std::lock_guard<std::mutex> lk(g_mu);
   if (g_sink) { g_sink(level, line); return; }
   FILE* out = level <= LogLevel::kWarn ? stderr : stdout;
   line += '\n';

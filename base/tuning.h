@@ -32,6 +32,21 @@ constexpr uint32_t kSimRxQueueMax = 4096;       // rx ring cap per sim port (ove
 constexpr uint64_t kSimReorderHoldNs = 2000;    // a reordered frame is held back up to this
 constexpr uint32_t kSimMaxStepRounds = 100000;  // guard: one node step never spins forever
 
+// ---- the sim's "bgl" link model: Blue Gene/L's published figures ------------
+// Sources, and which figures could be checked, in docs/sim.md ("The bgl
+// link model"). BG/L gives whole-network latencies for its collective and
+// barrier networks; the model spreads them over the hops of Toroid's
+// emulated tree on 64x32x32 (depth 64), see firmware/sim_link_model.cc.
+constexpr double kBglTorusBytesPerNs = 0.175;   // 1.4 Gb/s per link and direction (2 bits per 700 MHz cycle)
+constexpr uint64_t kBglTorusHopNs = 100;        // torus hardware latency per hop (about)
+constexpr uint32_t kBglTorusChunkBytes = 32;    // torus packets: 32..256 bytes in 32-byte chunks
+constexpr double kBglTreeBytesPerNs = 0.35;     // collective network: 2.8 Gb/s per link and direction
+constexpr uint32_t kBglTreePacketBytes = 256;   // collective-network packet payload
+constexpr uint64_t kBglTreeOneWayNs = 2500;     // collective network, one way over 65,536 nodes
+constexpr uint64_t kBglBarrierNs = 1500;        // global barrier over 65,536 nodes
+constexpr uint64_t kBglDoubleSumNs = 10000;     // two-pass double-precision sum over 65,536 nodes
+constexpr uint32_t kBglTreeDepth64K = 64;       // Toroid's world tree on 64x32x32: 32 + 16 + 16 hops
+
 // ---- reliable link layer (netstack/link.h) -----------------------------------
 constexpr uint16_t kVcCredits = 8;              // receive buffers per VC per link
 constexpr uint32_t kLinkTxQueue = 64;           // unsequenced frames waiting per link

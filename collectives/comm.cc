@@ -195,8 +195,17 @@ Status Comm::start(const CollArgs& args_in, std::string_view algo) {
   // The algorithm objects are reused between operations of the same
   // algorithm (their buffers and plans with them); names are assigned into
   // the same string: steady state allocates nothing here.
+  // An exact sum and a plain operation each keep their object: the one not
+  // running waits in parked_ (the exact sum's operand buffers are several
+  // times the user's data; a barrier between two sums, as a benchmark runs
+  // them, would otherwise make both objects and those buffers anew each
+  // time). algo_info_ is null for an exact sum's object.
+  if (algo_ && (algo_info_ == nullptr) != exact) {
+    std::swap(algo_, parked_);
+    std::swap(algo_info_, parked_info_);
+  }
   if (exact) {
-    if (exact_inner_ != info || algo_info_ != nullptr || !algo_) {
+    if (exact_inner_ != info || !algo_) {
       algo_ = make_exact_sum(*info);
       if (!algo_) return error(Code::kUnsupported, "%s: exact mode is not available", kind);
       exact_inner_ = info;
@@ -208,7 +217,6 @@ Status Comm::start(const CollArgs& args_in, std::string_view algo) {
     if (algo_info_ != info || !algo_) algo_ = info->make();
     algo_name_.assign(info->name);
     algo_info_ = info;
-    exact_inner_ = nullptr;
   }
   return launch(a, algo_.get());
 }

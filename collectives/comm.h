@@ -272,7 +272,9 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   std::string algo_name_;
   std::array<std::string, kCollKinds> env_algo_;  // TOROID_ALGO_<KIND>, read when the communicator is made
   std::array<Choice, kCollKinds> choice_;
-  const AlgoInfo* exact_inner_ = nullptr;          // the inner algorithm of algo_ in exact mode
+  const AlgoInfo* exact_inner_ = nullptr;          // the inner algorithm of the exact sum's object (algo_ or parked_)
+  std::unique_ptr<CollAlgo> parked_;               // the other mode's object (exact sum or plain) while one runs
+  const AlgoInfo* parked_info_ = nullptr;          // its AlgoInfo (null: an exact sum)
   Status result_;
   Status link_down_;
   Timer deadline_;

@@ -1,5 +1,6 @@
 #include "collectives/plan_runner.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -30,6 +31,8 @@ Status PlanAlgo::start(Comm& comm, const CollArgs& args) {
     handles_.reserve(most_sends);
     if (reqs_.size() < most_recvs) reqs_.resize(most_recvs);
     if (state_.size() < most_recvs) state_.resize(most_recvs);
+    if (prev_same_peer_.size() < most_recvs) prev_same_peer_.resize(most_recvs);
+    by_peer_.reserve(most_recvs);
     shape_ = shape;
   }
   // The scratch never needs clearing: every plan writes before it reads.
@@ -81,9 +84,9 @@ bool PlanAlgo::ready(uint32_t i, uint64_t* gate) {
   const schedule::Recv& r = st.recvs[i];
   *gate = 0;
   // Receives from one peer match its messages in posting order: never post
-  // one ahead of an earlier one from the same peer.
-  for (uint32_t j = 0; j < i; ++j)
-    if (state_[j] == RecvState::kWaiting && st.recvs[j].peer == r.peer) return false;
+  // one ahead of an earlier one from the same peer (the previous one posted
+  // means every earlier one is: they post in order).
+  if (prev_same_peer_[i] >= 0 && state_[prev_same_peer_[i]] == RecvState::kWaiting) return false;
   if (r.n == 0) return true;
   const size_t e = args_.esize;
   const uint8_t* rb = base(r.buf) + r.off * e;
@@ -141,6 +144,16 @@ bool PlanAlgo::begin_step() {
   for (const auto& c : st.before) copy(c);
   recvs_done_ = 0;
   std::fill(state_.begin(), state_.begin() + static_cast<ptrdiff_t>(st.recvs.size()), RecvState::kWaiting);
+  // Each receive's previous receive from the same peer, found by sorting
+  // (peer, index) once per step: O(R log R), where a scan per receive and
+  // poll is O(R^2) (an alltoall step has a receive from every rank).
+  by_peer_.clear();
+  for (uint32_t i = 0; i < st.recvs.size(); ++i) by_peer_.push_back(uint64_t{st.recvs[i].peer} << 32 | i);
+  std::sort(by_peer_.begin(), by_peer_.end());
+  for (size_t k = 0; k < by_peer_.size(); ++k) {
+    const bool same = k > 0 && (by_peer_[k] >> 32) == (by_peer_[k - 1] >> 32);
+    prev_same_peer_[by_peer_[k] & 0xffffffffu] = same ? static_cast<int32_t>(by_peer_[k - 1] & 0xffffffffu) : -1;
+  }
   // Receives first (those that may land at once), so the sends' data finds
   // them posted at the other end as often as possible; then the sends.
   handles_.assign(st.sends.size(), kNotSent);  // overlapping receives wait for their send's handle

@@ -78,6 +78,8 @@ class PlanAlgo : public CollAlgo {
   std::vector<uint64_t> handles_;   // sends of the current step (0: known to have left)
   std::vector<RecvReq> reqs_;       // receives of the current step
   std::vector<RecvState> state_;
+  std::vector<int32_t> prev_same_peer_;  // per receive of the step: the previous one from its peer (-1: none)
+  std::vector<uint64_t> by_peer_;         // scratch: (peer, index) sorted
   std::vector<uint32_t> arrivals_;
   uint32_t step_ = 0;
   uint32_t recvs_done_ = 0;

@@ -17,8 +17,8 @@ Status ExactSum::start(Comm& comm, const CollArgs& args) {
     return error(Code::kUnsupported, "exact mode covers allreduce float and double sum, not %s %s on %s",
                  coll_kind_name(args.kind), rop_name(args.op), dtype_name(args.dtype));
   }
-  if (args.count > UINT32_MAX / arith::kFloatSumPass1Words) {
-    return error(Code::kOutOfRange, "allreduce %s (exact): %llu values exceed the exact sum's 2^32 / 6 operands",
+  if (args.count > UINT32_MAX) {
+    return error(Code::kOutOfRange, "allreduce %s (exact): %llu values exceed the exact sum's 2^32 - 1",
                  inner_info_.name, static_cast<unsigned long long>(args.count));
   }
   comm_ = &comm;
@@ -30,15 +30,17 @@ Status ExactSum::start(Comm& comm, const CollArgs& args) {
     return Status::ok();
   }
   if (!args.input() || !args.recv) return error(Code::kInvalid, "allreduce %s (exact): null buffer", inner_info_.name);
-  if (!inner_) inner_ = inner_info_.make();
-  if (!inner_) return error(Code::kInternal, "allreduce %s (exact): no algorithm object", inner_info_.name);
+  for (auto& p : passes_) {
+    if (!p) p = inner_info_.make();
+    if (!p) return error(Code::kInternal, "allreduce %s (exact): no algorithm object", inner_info_.name);
+  }
+  inner_ = passes_[0].get();
   const arith::TreePass p1 = arith::float_sum_pass1(n_);
-  p1_in_.resize(p1.bytes());
-  p1_out_.resize(p1.bytes());
+  p1_.resize(p1.bytes());
   if (args.dtype == DType::kDouble) {
-    arith::float_sum_pass1_encode<double>(static_cast<const double*>(args.input()), n_, p1_in_.data());
+    arith::float_sum_pass1_encode<double>(static_cast<const double*>(args.input()), n_, p1_.data());
   } else {
-    arith::float_sum_pass1_encode<float>(static_cast<const float*>(args.input()), n_, p1_in_.data());
+    arith::float_sum_pass1_encode<float>(static_cast<const float*>(args.input()), n_, p1_.data());
   }
   a1_ = args;
   a1_.dtype = DType::kAluWord;
@@ -47,8 +49,8 @@ Status ExactSum::start(Comm& comm, const CollArgs& args) {
   a1_.red = make_alu_reducer(p1.op, p1.type, p1.width);
   a1_.esize = p1.width;
   a1_.count = p1.operands;
-  a1_.send = p1_in_.data();
-  a1_.recv = p1_out_.data();
+  a1_.send = nullptr;  // in place
+  a1_.recv = p1_.data();
   pass_ = 1;
   Status st = inner_->start(comm, a1_);
   if (!st) {
@@ -60,29 +62,29 @@ Status ExactSum::start(Comm& comm, const CollArgs& args) {
 
 template <typename F>
 Status ExactSum::after_pass1() {
-  auto plan = arith::float_sum_plan<F>(p1_out_.data(), n_, nodes_);
+  auto plan = arith::float_sum_plan<F>(p1_.data(), n_, nodes_);
   if (!plan) return plan.status();
   plan_ = *plan;
   if (plan_.operands == 0) return Status::ok();  // settled by pass 1
   const arith::TreePass p2 = arith::float_sum_pass2(plan_);
-  p2_in_.resize(p2.bytes());
-  p2_out_.resize(p2.bytes());
-  arith::float_sum_pass2_encode<F>(plan_, p1_out_.data(), static_cast<const F*>(args_.input()), n_, p2_in_.data());
+  p2_.resize(p2.bytes());
+  arith::float_sum_pass2_encode<F>(plan_, p1_.data(), static_cast<const F*>(args_.input()), n_, p2_.data());
   a2_ = a1_;
   a2_.op = ROp::kSum;
   a2_.red = make_alu_reducer(p2.op, p2.type, p2.width);
   a2_.esize = p2.width;
   a2_.count = p2.operands;
-  a2_.send = p2_in_.data();
-  a2_.recv = p2_out_.data();
+  a2_.send = nullptr;  // in place
+  a2_.recv = p2_.data();
   comm_->advance_tag();
   pass_ = 2;
+  inner_ = passes_[1].get();
   return inner_->start(*comm_, a2_);
 }
 
 template <typename F>
 void ExactSum::decode() {
-  arith::float_sum_decode<F>(plan_, p1_out_.data(), plan_.operands ? p2_out_.data() : nullptr, n_,
+  arith::float_sum_decode<F>(plan_, p1_.data(), plan_.operands ? p2_.data() : nullptr, n_,
                              static_cast<F*>(args_.recv));
 }
 

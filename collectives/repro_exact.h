@@ -6,25 +6,32 @@
 // matter.
 //
 //   pass 1  the inner allreduce over DType::kAluWord operands, reducer
-//           make_alu_reducer(MAX, unsigned, 4): float_sum_pass1_encode's six
-//           4-byte words per value (largest and smallest exponent, special
-//           flags).
+//           make_alu_reducer(MAX, unsigned, 4): float_sum_pass1_encode's
+//           three 4-byte words per block of 64 values (largest and smallest
+//           exponent, a flag for -0 and for Inf/NaN).
 //   plan    float_sum_plan, from the pass-1 result alone: identical on every
 //           node.
-//   pass 2  comm.advance_tag(), then the inner allreduce again (the same
-//           object restarted) over float_sum_pass2_encode's operands with
-//           make_alu_reducer(ADD, signed, plan.width): exact integer sums.
-//           Skipped when pass 1 settles every value (NaN, Inf, zeros).
+//   pass 2  comm.advance_tag(), then the inner allreduce again (a second
+//           object of the same algorithm) over float_sum_pass2_encode's
+//           operands with
+//           make_alu_reducer(ADD, unsigned, plan.width): exact integer sums
+//           of each value's fixed-point window. Skipped when every input is
+//           +0.
 //   decode  float_sum_decode: one rounding, to nearest even.
 //
-// Cost: the inner algorithm's cost for 24 bytes per value, then for 16..512
-// bytes per value (8..40 for floats: depends on the exponent spread, see
-// collectives/arith/tree_arith.h); two operations' latency. Memory: the two
-// passes' operand buffers (allocated in start() and, for pass 2, once when
-// pass 1 ends).
-// Limits: count < 2^32 / 6 values; at most 2^32 nodes; the inner algorithm
-// must accept kAluWord operands of up to 256 bytes (every algorithm that
-// reduces with CollArgs::red does).
+// Both passes sum in place in this object's buffers, each with its own
+// inner algorithm object (so each keeps its plan for its own shape), all
+// kept between operations (the communicator parks this object while others
+// run): steady state allocates nothing.
+// Cost: the inner algorithm's cost for 0.19 bytes per value, then for about
+// (block exponent spread + 54 + log2 N) / 8 bytes per value (for doubles
+// within 40 binades of each other on 8 nodes 12 bytes; the model is in
+// collectives/arith/tree_arith.h section 3), plus the encoding and decoding,
+// vectorised on CPUs with AVX-512; two operations' latency. Memory: the two
+// passes' operand buffers, grown when a larger operation needs more.
+// Limits: count < 2^32; at most 2^32 nodes; the inner algorithm must accept
+// kAluWord operands of up to 256 bytes (every algorithm that reduces with
+// CollArgs::red does).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -49,7 +56,7 @@ class ExactSum final : public CollAlgo {
   int pass() const { return pass_; }
   const arith::FloatSumPlan& plan() const { return plan_; }
   const CollArgs& pass_args(int pass) const { return pass == 1 ? a1_ : a2_; }
-  const CollAlgo* inner() const { return inner_.get(); }
+  const CollAlgo* inner() const { return inner_; }
 
  private:
   template <typename F>
@@ -59,14 +66,15 @@ class ExactSum final : public CollAlgo {
   void end(Status st);
 
   const AlgoInfo& inner_info_;
-  std::unique_ptr<CollAlgo> inner_;
+  std::unique_ptr<CollAlgo> passes_[2];  // one inner object per pass: each keeps its own plan
+  CollAlgo* inner_ = nullptr;            // the running pass's
   Comm* comm_ = nullptr;
   CollArgs args_, a1_, a2_;
   uint32_t n_ = 0;
   uint64_t nodes_ = 0;
   int pass_ = 0;
   arith::FloatSumPlan plan_;
-  std::vector<uint8_t> p1_in_, p1_out_, p2_in_, p2_out_;
+  std::vector<uint8_t> p1_, p2_;  // each pass's operands, summed in place
 };
 
 }  // namespace toroid

@@ -14,10 +14,9 @@ Status TreeFloatSum<F>::start(CombineEngine* engine, uint8_t cls, const F* in, F
   nodes_ = nodes;
   status_ = Status::ok();
   const arith::TreePass p1 = arith::float_sum_pass1(n);
-  p1_in_.assign(p1.bytes(), 0);
-  p1_out_.assign(p1.bytes(), 0);
-  arith::float_sum_pass1_encode<F>(in, n, p1_in_.data());
-  Status st = engine_->start(cls_, p1.op, p1.type, p1.width, p1_in_.data(), p1_out_.data(), p1.operands);
+  p1_.resize(p1.bytes());
+  arith::float_sum_pass1_encode<F>(in, n, p1_.data());
+  Status st = engine_->start(cls_, p1.op, p1.type, p1.width, p1_.data(), p1_.data(), p1.operands);
   if (!st) return st;
   stage_ = Stage::kPass1;
   return Status::ok();
@@ -39,22 +38,21 @@ bool TreeFloatSum<F>::progress() {
     return true;
   }
   if (stage_ == Stage::kPass1) {
-    auto plan = arith::float_sum_plan<F>(p1_out_.data(), n_, nodes_);
+    auto plan = arith::float_sum_plan<F>(p1_.data(), n_, nodes_);
     if (!plan) {
       finish(plan.status());
       return true;
     }
     plan_ = *plan;
-    if (plan_.operands == 0) {  // every value fixed by pass 1 (NaN, Inf, zeros)
-      arith::float_sum_decode<F>(plan_, p1_out_.data(), nullptr, n_, out_);
+    if (plan_.operands == 0) {  // every value fixed by pass 1 (+0 inputs only)
+      arith::float_sum_decode<F>(plan_, p1_.data(), nullptr, n_, out_);
       finish(Status::ok());
       return true;
     }
     const arith::TreePass p2 = arith::float_sum_pass2(plan_);
-    p2_in_.assign(p2.bytes(), 0);
-    p2_out_.assign(p2.bytes(), 0);
-    arith::float_sum_pass2_encode<F>(plan_, p1_out_.data(), in_, n_, p2_in_.data());
-    st = engine_->start(cls_, p2.op, p2.type, p2.width, p2_in_.data(), p2_out_.data(), p2.operands);
+    p2_.resize(p2.bytes());
+    arith::float_sum_pass2_encode<F>(plan_, p1_.data(), in_, n_, p2_.data());
+    st = engine_->start(cls_, p2.op, p2.type, p2.width, p2_.data(), p2_.data(), p2.operands);
     if (!st) {
       finish(st);
       return true;
@@ -62,7 +60,7 @@ bool TreeFloatSum<F>::progress() {
     stage_ = Stage::kPass2;
     return true;
   }
-  arith::float_sum_decode<F>(plan_, p1_out_.data(), p2_out_.data(), n_, out_);
+  arith::float_sum_decode<F>(plan_, p1_.data(), p2_.data(), n_, out_);
   finish(Status::ok());
   return true;
 }

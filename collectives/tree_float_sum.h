@@ -1,11 +1,13 @@
 // Exact, reproducible floating-point SUM on the combine network (seed 004 B
 // method 3, collectives/arith/tree_arith.h): pass 1 is an unsigned MAX over
-// exponents and special-value flags, pass 2 a signed ADD of fixed-point
-// integers aligned to the largest exponent, wide enough (long precision,
-// in chunks) to be exact; every node decodes the same integers with the same
-// code and rounds once, so the result is the correctly rounded sum,
-// bit-identical on every node, for every tree shape and root, and for any
-// order of contributions. A non-blocking state machine over CombineEngine.
+// each block of 64 values' largest and smallest exponent and a flag for
+// -0 / Inf / NaN, pass 2 an ADD of every value as a fixed-point integer over
+// its block's exponent window, in biased fields wide enough that no sum
+// carries out (long precision operands); every node decodes the same
+// integers with the same code and rounds once, so the result is the
+// correctly rounded sum, bit-identical on every node, for every tree shape
+// and root, and for any order of contributions. A non-blocking state
+// machine over CombineEngine.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -37,7 +39,7 @@ class TreeFloatSum {
   uint64_t nodes_ = 0;
   Stage stage_ = Stage::kDone;
   arith::FloatSumPlan plan_;
-  std::vector<uint8_t> p1_in_, p1_out_, p2_in_, p2_out_;
+  std::vector<uint8_t> p1_, p2_;  // each pass's operands, combined in place
   Status status_;
 };
 

@@ -45,7 +45,10 @@ Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std
   net_->add_link_down_listener(combine_.get());
   net_->add_link_down_listener(barrier_.get());
   if (p_.ports.size() == net_->port_count()) {
-    const ClassRoute world = make_tree_route(p_.dims, coord_of(0, p_.dims));
+    // Only this node's own entry, in O(1): the whole world tree is checked
+    // once per partition by whoever lays it out (SimRig::build, or
+    // verify_route in a tool), not by each of its nodes.
+    const ClassEntry world = tree_entry(p_.dims, coord_of(0, p_.dims), p_.coord);
     setup_status_ = combine_->add_tree(tuning::kTreeClassWorld, world);
     if (setup_status_) setup_status_ = barrier_->set_tree(tuning::kTreeClassWorld, world);
     // Tree-based collectives (torus-tree allreduce) use the world tree.

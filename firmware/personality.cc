@@ -175,6 +175,15 @@ Result<Personality> parse_personality_args(const std::vector<std::string>& args,
     if (key.empty()) return error(Code::kInvalid, "personality: unknown option '%s'", flag.c_str());
     if (i + 1 >= args.size()) return error(Code::kInvalid, "personality: option %s needs a value", flag.c_str());
     std::string value = args[++i];
+    // Each flag becomes one line of the file form: a line break in a value
+    // would add lines of its own (another key), a '#' would cut it short,
+    // other control characters would be taken for blanks or kept unseen.
+    for (const char ch : value) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u < 0x20 || u == 0x7f || ch == '#')
+        return error(Code::kInvalid, "personality: %s: a value cannot hold '#' or a control character (0x%02x)",
+                     flag.c_str(), u);
+    }
     if (key == "personality") {
       std::string file;
       if (!read_text_file(value, &file))

@@ -420,6 +420,18 @@ Result<GuestConfig> parse_guest_cmdline(const std::string& cmdline) {
   std::set<std::string> seen;
   for (const auto& tok : split_cmdline(cmdline)) {
     if (tok.rfind("toroid.", 0) != 0) continue;
+    // A control byte (a NUL above all) would reach toroid-node's argv, where
+    // a NUL silently cuts the value short: refuse it, naming the key.
+    for (const char ch : tok) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u < 0x20 || u == 0x7f) {
+        const std::string key = tok.substr(7, tok.find('=') == std::string::npos ? std::string::npos : tok.find('=') - 7);
+        std::string printable;
+        for (const char k : key) printable += static_cast<unsigned char>(k) < 0x20 || k == 0x7f ? '?' : k;
+        return error(Code::kInvalid, "kernel command line: toroid.%s: control character 0x%02x in the value",
+                     printable.c_str(), u);
+      }
+    }
     const size_t eq = tok.find('=');
     const std::string key = tok.substr(7, eq == std::string::npos ? std::string::npos : eq - 7);
     if (eq == std::string::npos) return error(Code::kInvalid, "kernel command line: toroid.%s needs a value", key.c_str());

@@ -12,7 +12,9 @@
 #include "firmware/jobs/coll_job.h"
 #include "firmware/jobs/selftest_job.h"
 #include "firmware/jobs/traffic_job.h"
+#include "firmware/sim_link_model.h"
 #include "firmware/sim_rig.h"
+#include "firmware/sim_scaling.h"
 
 using namespace toroid;
 
@@ -28,7 +30,7 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --dims XxYxZ          partition shape, each size 1..256 (required)\n"
-    "  --job JOB             selftest | coll | traffic | train | bench (required)\n"
+    "  --job JOB             selftest | coll | traffic | train | bench | scaling (required)\n"
     "  --seed N              seed for faults and test data (default 1)\n"
     "  --faults SPEC         comma list of faults (default none):\n"
     "                          drop=P corrupt=P dup=P reorder=P  probabilities 0..1\n"
@@ -37,12 +39,24 @@ const char kUsage[] =
     "                          linkdown=X.Y.Z:DIR@T  cut that node's DIR link at\n"
     "                          virtual time T (no @T: dead from boot); repeatable\n"
     "                        e.g. drop=0.05,corrupt=0.01,linkdown=1.0.1:x+@300us\n"
-    "  --link-latency D      per-hop latency (default 100ns)\n"
-    "  --link-bw GBPS        per-direction link bandwidth in GB/s (default 2)\n"
+    "  --link-model M        default | bgl: Blue Gene/L's torus, collective and barrier\n"
+    "                        networks, each with its published bandwidth, per-hop latency\n"
+    "                        and packet sizes (docs/sim.md)\n"
+    "  --link-latency D      per-hop latency of the torus links (default 100ns)\n"
+    "  --link-bw GBPS        per-direction torus link bandwidth in GB/s (default 2)\n"
     "  --swap-ports X.Y.Z:D1,D2  cross two ports in that node's personality (a\n"
     "                        miswired cable; link training must catch it); repeatable\n"
     "  --time-limit D        virtual time limit (default 10s)\n"
     "  --job-timeout D       a job's own deadline (default 1s virtual)\n"
+    "  --threads N           scheduler threads, 1..64 (default 1); the run, its trace\n"
+    "                        hash and counters are the same for every N\n"
+    "\n"
+    "scaling (--job scaling --dims LIST, e.g. 8x8x8,16x16x16,64x32x32):\n"
+    "  one run per shape and operation (barrier, 8-byte int64 and exact double tree\n"
+    "  allreduces, 1 MiB torus-tree allreduce, 8-byte alltoall), each started on every\n"
+    "  node at one virtual instant; prints its virtual and wall time, and BG/L's\n"
+    "  published figure beside it where there is one (use --link-model bgl)\n"
+    "  --json FILE           the rows as JSON as well\n"
     "\n"
     "self-test job (--job selftest):\n"
     "  --level full|quick    quick: no datatype x op sweep, no 1 MiB cases (default full)\n"
@@ -84,8 +98,11 @@ int usage_error(const char* fmt, const std::string& arg) {
 
 int main(int argc, char** argv) {
   SimOptions opt;
-  bool have_dims = false, have_job = false;
-  std::string faults_spec;
+  bool have_dims = false, have_job = false, have_latency = false;
+  std::string faults_spec, model_name = "default", json_path;
+  std::vector<Dims> shapes;
+  uint64_t latency = 0;
+  double bw = 0;
   for (ArgWalker w(argc, argv); w.next();) {
     const std::string arg = w.arg();
     const bool inline_val = w.has_inline();
@@ -115,13 +132,21 @@ int main(int argc, char** argv) {
       opt.job_args[arg.substr(2)] = v;
     } else if (arg == "--dims" || arg == "--job" || arg == "--seed" || arg == "--faults" ||
                arg == "--link-latency" || arg == "--link-bw" || arg == "--swap-ports" || arg == "--time-limit" ||
-               arg == "--log-level" || arg == "--job-timeout" || arg == "--vc-credits" || arg == "--pcap") {
+               arg == "--log-level" || arg == "--job-timeout" || arg == "--vc-credits" || arg == "--threads" ||
+               arg == "--link-model" || arg == "--json" || arg == "--pcap") {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
       if (arg == "--dims") {
-        auto d = parse_dims(v);
-        if (!d) return usage_error("%s", d.status().message());
-        opt.dims = *d;
+        if (v.find(',') != std::string::npos) {  // a list: --job scaling
+          auto list = parse_dims_list(v);
+          if (!list) return usage_error("%s", list.status().message());
+          shapes = *list;
+        } else {
+          auto d = parse_dims(v);
+          if (!d) return usage_error("%s", d.status().message());
+          shapes = {*d};
+        }
+        opt.dims = shapes.front();
         have_dims = true;
       } else if (arg == "--job") {
         opt.job = v;
@@ -133,18 +158,23 @@ int main(int argc, char** argv) {
           return usage_error("--seed '%s' is not a non-negative integer", v);
       } else if (arg == "--faults") {
         faults_spec = v;
+      } else if (arg == "--link-model") {
+        model_name = v;
+      } else if (arg == "--json") {
+        json_path = v;
       } else if (arg == "--pcap") {
         if (v.empty()) return usage_error("%s", "--pcap needs a directory");
         opt.pcap_dir = v;
       } else if (arg == "--link-latency") {
-        if (!parse_duration_ns(v.c_str(), &opt.link.latency_ns))
+        if (!parse_duration_ns(v.c_str(), &latency))
           return usage_error("--link-latency '%s' is not a duration (e.g. 100ns, 1us)", v);
+        have_latency = true;
       } else if (arg == "--link-bw") {
         char* end = nullptr;
         const double gbps = std::strtod(v.c_str(), &end);
         if (v.empty() || *end || !(gbps > 0) || gbps > 1000)
           return usage_error("--link-bw '%s' is not a bandwidth in GB/s (0 < bw <= 1000)", v);
-        opt.link.bytes_per_ns = gbps;
+        bw = gbps;
       } else if (arg == "--swap-ports") {
         if (!have_dims) return usage_error("%s", "--swap-ports must come after --dims");
         auto sw = parse_port_swap(v, opt.dims);
@@ -161,6 +191,11 @@ int main(int argc, char** argv) {
         const unsigned long c = std::strtoul(v.c_str(), &end, 10);
         if (v.empty() || *end || c < 1 || c > 1024) return usage_error("--vc-credits '%s' must be 1..1024", v);
         opt.vc_credits = static_cast<uint16_t>(c);
+      } else if (arg == "--threads") {
+        char* end = nullptr;
+        const unsigned long t = std::strtoul(v.c_str(), &end, 10);
+        if (v.empty() || *end || t < 1 || t > 64) return usage_error("--threads '%s' must be 1..64", v);
+        opt.threads = static_cast<uint32_t>(t);
       } else if (arg == "--log-level") {
         LogLevel lvl;
         if (!parse_log_level(v, &lvl)) return usage_error("--log-level '%s': use error, warn, info or debug", v);
@@ -171,7 +206,29 @@ int main(int argc, char** argv) {
     }
   }
   if (!have_dims) return usage_error("%s", "missing --dims XxYxZ");
-  if (!have_job) return usage_error("%s", std::string("missing --job (known: ") + known_jobs() + ")");
+  if (!have_job) return usage_error("%s", std::string("missing --job (known: ") + known_jobs() + ", scaling)");
+  if (opt.job != "scaling" && shapes.size() > 1) return usage_error("%s", "a list of --dims is for --job scaling");
+  if (opt.job != "scaling" && !json_path.empty()) return usage_error("%s", "--json is an option of --job scaling");
+  if (opt.job == "scaling") {
+    if (!opt.job_args.empty())
+      return usage_error("%s", "--" + opt.job_args.begin()->first + " is not an option of --job scaling");
+    if (!opt.swaps.empty()) return usage_error("%s", "--swap-ports is not an option of --job scaling");
+    auto model = sim_link_model(model_name);
+    if (!model) return usage_error("%s", model.status().message());
+    opt.link = *model;
+    if (have_latency) opt.link.latency_ns = latency;
+    if (bw > 0) opt.link.bytes_per_ns = bw;
+    ScalingOptions so;
+    so.shapes = shapes;
+    so.json_path = json_path;
+    so.base = opt;
+    for (const Dims& d : shapes) {  // one plan for every shape: it must make sense on each
+      auto plan = parse_fault_plan(faults_spec, d);
+      if (!plan) return usage_error("%s", plan.status().message());
+      so.base.faults = *plan;
+    }
+    return run_scaling(so);
+  }
   if (!is_known_job(opt.job))
     return usage_error("%s", "unknown job '" + opt.job + "' (known: " + known_jobs() + ")");
   if (opt.job == "traffic") {
@@ -190,6 +247,11 @@ int main(int argc, char** argv) {
   } else if (!opt.job_args.empty()) {
     return usage_error("%s", "--" + opt.job_args.begin()->first + " is an option of --job coll, traffic or bench");
   }
+  auto model = sim_link_model(model_name);
+  if (!model) return usage_error("%s", model.status().message());
+  opt.link = *model;
+  if (have_latency) opt.link.latency_ns = latency;  // the torus links (channel 0)
+  if (bw > 0) opt.link.bytes_per_ns = bw;
   auto plan = parse_fault_plan(faults_spec, opt.dims);
   if (!plan) return usage_error("%s", plan.status().message());
   opt.faults = *plan;

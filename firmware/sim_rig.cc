@@ -1,7 +1,6 @@
 #include "firmware/sim_rig.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -10,12 +9,9 @@
 
 namespace toroid {
 
-namespace {
-double wall_seconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
+// --preallocate's free in-flight frames per node: more than a node's links
+// carry at once in the allocation test's collectives.
+constexpr size_t kPreallocFramesPerNode = 64;
 
 Result<PortSwap> parse_port_swap(const std::string& s, const Dims& dims) {
   const auto colon = s.find(':');
@@ -75,23 +71,37 @@ Node& SimRig::node(uint32_t rank) { return *nodes_[rank]->node; }
 
 Status SimRig::build() {
   const Dims& dims = opt_.dims;
-  fabric_ = std::make_unique<SimFabric>(opt_.seed, opt_.link, opt_.faults);
+  // The world tree every node installs from its own entry (Node), checked
+  // here once for the partition: O(nodes), where a check per node would
+  // cost O(nodes^2).
+  if (Status st = verify_route(make_tree_route(dims, coord_of(0, dims))); !st)
+    return error(st.code(), "sim: world tree: %s", st.message().c_str());
+  const uint32_t n = dims.nodes();
+  // Regions: contiguous ranks (x fastest), so each thread holds whole
+  // z-slabs (or y-rows) and only their faces talk to another thread.
+  const uint32_t threads = std::max<uint32_t>(1, std::min(opt_.threads, n));
+  if (threads > 1 && opt_.link.min_latency() + opt_.faults.delay_ns == 0)
+    return error(Code::kInvalid, "sim: --threads %u needs a link latency of at least 1 ns (the lookahead)", threads);
+  if (threads > 1 && !opt_.pcap_dir.empty())
+    return error(Code::kInvalid, "sim: --pcap runs on one scheduler thread (drop --threads %u)", threads);
+  fabric_ = std::make_unique<SimFabric>(opt_.seed, opt_.link, opt_.faults, threads);
   if (!opt_.pcap_dir.empty()) {
     auto cap = SimCapture::create(opt_.pcap_dir, *fabric_);
     if (!cap) return cap.status();
     capture_ = std::move(cap.value());
   }
   const auto cabling = default_ports(dims, "sim");
-  const uint32_t n = dims.nodes();
   nodes_.reserve(n);
-  if (opt_.preallocate) fabric_->reserve_events(16384 * static_cast<size_t>(n));
+  region_of_.resize(n);
   for (uint32_t r = 0; r < n; ++r) {
     auto sn = std::make_unique<SimNode>();
-    const uint32_t id = fabric_->add_node(sn.get());
+    region_of_[r] = static_cast<uint32_t>(uint64_t{r} * threads / n);
+    const uint32_t id = fabric_->add_node(sn.get(), region_of_[r]);
     for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, tuning::kSimFrameBytes));
     if (opt_.preallocate) sn->pool.reserve(tuning::kSimPoolMaxPackets / 4);
     nodes_.push_back(std::move(sn));
   }
+  if (opt_.preallocate) fabric_->reserve_events(kPreallocFramesPerNode * size_t{n});
   // Port index of each direction in the cabling order.
   int port_of_dir[kNumDirs];
   for (int& v : port_of_dir) v = -1;
@@ -153,7 +163,7 @@ Status SimRig::build() {
       if (!cp) return cp.status();
       ports = cp.value();
     }
-    nodes_[r]->node = std::make_unique<Node>(p, fabric_->clock(), nodes_[r]->pool, ports, no);
+    nodes_[r]->node = std::make_unique<Node>(p, fabric_->clock(region_of_[r]), nodes_[r]->pool, ports, no);
     fabric_->wake(r, 0);
   }
   return Status::ok();
@@ -163,12 +173,37 @@ SimSummary SimRig::run() {
   SimSummary s;
   s.nodes = node_count();
   const double wall0 = wall_seconds();
-  double last_progress = wall0;
+  double last_wall = wall0;
+  uint64_t last_events = 0;
+  // Progress at most once a wall second: the fabric pauses on a wall budget
+  // (between two windows, so the run is the same as without pauses) and the
+  // rig reads the nodes while every thread is parked.
+  auto progress = [&] {
+    const double now = wall_seconds();
+    if (!opt_.progress || now - last_wall < 1.0) return;
+    uint32_t booted = 0, finished = 0;
+    for (const auto& sn : nodes_) {
+      booted += sn->node->state() != NodeState::kCreated && sn->node->state() != NodeState::kTraining;
+      finished += sn->node->finished();
+    }
+    const uint64_t events = fabric_->stats().events;
+    char vt[32];
+    kLog.info("sim: %s virtual, %u/%u nodes booted, %u done, %lu events (%.2f M/s)",
+              format_duration(fabric_->now(), vt, sizeof vt), booted, s.nodes, finished,
+              static_cast<unsigned long>(events), static_cast<double>(events - last_events) / (now - last_wall) / 1e6);
+    last_wall = now;
+    last_events = events;
+  };
   constexpr uint64_t kSlice = 100 * kUs;
   uint64_t t = 0;
   for (;;) {
     t = std::min(t + kSlice, opt_.time_limit_ns);
-    fabric_->run(t);
+    // Stop conditions are checked only at slice ends, so where the run stops
+    // (and the counters it ends with) never depends on wall time.
+    while (fabric_->next_event() <= t) {
+      fabric_->run(t, opt_.progress ? 1.0 : 0);
+      progress();
+    }
     uint32_t finished = 0, boot_failed = 0;
     for (const auto& sn : nodes_) {
       finished += sn->node->finished();
@@ -185,13 +220,6 @@ SimSummary SimRig::run() {
                    format_duration(opt_.time_limit_ns, lim, sizeof lim), s.nodes - finished);
       }
       break;
-    }
-    const double now = wall_seconds();
-    if (opt_.progress && now - last_progress >= 2.0) {
-      last_progress = now;
-      char vt[32];
-      kLog.info("sim: %s virtual, %u/%u nodes done, %lu events", format_duration(fabric_->now(), vt, sizeof vt),
-                finished, s.nodes, static_cast<unsigned long>(fabric_->stats().events));
     }
   }
   s.wall_s = wall_seconds() - wall0;

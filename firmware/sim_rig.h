@@ -41,11 +41,12 @@ struct SimOptions {
   Dateline dateline = Dateline::kOn;    // kOff: test flag showing the deadlock it prevents
   uint16_t vc_credits = 0;              // receive buffers per VC (0: tuning default)
   bool log_boot = true;                 // every node's boot lines
-  bool progress = true;                 // a progress line every few wall seconds
-  std::string pcap_dir;                 // non-empty: capture every port there (firmware/sim_capture.h)
-  // Create every node's packets and the fabric's event room at build time
-  // instead of on demand (the allocation test's steady state; costs memory
-  // at scale, so off by default).
+  bool progress = true;                 // a progress line at most once a wall second
+  uint32_t threads = 1;                 // scheduler threads (regions of nodes)
+  std::string pcap_dir;                 // non-empty: capture every port there (firmware/sim_capture.h); one thread
+  // Create every node's packets and the fabric's scheduler room at build
+  // time instead of on demand (the allocation test's steady state; costs
+  // memory at scale, so off by default).
   bool preallocate = false;
 };
 
@@ -83,6 +84,7 @@ class SimRig {
   std::unique_ptr<SimFabric> fabric_;
   std::unique_ptr<SimCapture> capture_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
+  std::vector<uint32_t> region_of_;  // rank -> scheduler region (thread)
 };
 
 }  // namespace toroid

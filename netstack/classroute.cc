@@ -188,8 +188,11 @@ uint32_t route_depth(const ClassRoute& r) {
   return depth;
 }
 
-std::optional<Dir> tree_up(const ClassRoute& r, const Coord& c) {
-  const std::vector<Dir> up = dirs_in(r.at(c).accept);
+std::optional<Dir> tree_up(const ClassRoute& r, const Coord& c) { return tree_entry_up(r.at(c)); }
+
+std::optional<Dir> tree_entry_up(const ClassEntry& e) {
+  if (e.accept & ~kClassDirMask) return std::nullopt;
+  const std::vector<Dir> up = dirs_in(e.accept);
   if (up.size() != 1) return std::nullopt;
   return up[0];
 }

@@ -112,6 +112,15 @@ ClassRoute make_box_route(const Dims& d, const Coord& root,
 ClassRoute make_tree_route(const Dims& d, const Coord& root,
                            const std::array<int, kDims>& order = {0, 1, 2});
 
+// classroute_entry.cc. The entry the generators give node `me`, computed in
+// O(1) from the route's kind, dims, root and spanned dims (`shape.by_rank` is
+// not read): what a booting node installs without building the whole table.
+// An empty (invalid) entry for bad arguments or a node outside the dims.
+ClassEntry class_entry(const ClassRoute& shape, const Coord& me);
+// tree_entry(d, root, me, order) == make_tree_route(d, root, order).at(me).
+ClassEntry tree_entry(const Dims& d, const Coord& root, const Coord& me,
+                      const std::array<int, kDims>& order = {0, 1, 2});
+
 // The roots of a route: one per parallel line/plane, or just `root`.
 std::vector<Coord> route_roots(const ClassRoute& r);
 // The root of the line/plane that c belongs to (`root` for box/tree).
@@ -126,6 +135,8 @@ inline uint32_t tree_depth(const ClassRoute& r) { return route_depth(r); }
 // For a node of a tree: the up link (the single dir it accepts from), or
 // nullopt at the root (or if the node does not accept exactly one dir).
 std::optional<Dir> tree_up(const ClassRoute& r, const Coord& c);
+// The same from one entry: its single accepted dir (no local bit), else nullopt.
+std::optional<Dir> tree_entry_up(const ClassEntry& e);
 // Its down links: the dirs it forwards to.
 std::vector<Dir> tree_down(const ClassRoute& r, const Coord& c);
 
@@ -138,6 +149,9 @@ std::vector<Dir> tree_down(const ClassRoute& r, const Coord& c);
 // ever arrives on. For kTree also: the root accepts only local, every other
 // node exactly one dir, and up links lead to the root without a cycle.
 Status verify_route(const ClassRoute& r);
+// A whole tree route as an engine installs it: of kind kTree, over `dims`,
+// and passing verify_route; the message says what is wrong.
+Status check_tree_route(const ClassRoute& tree, const Dims& dims);
 // Several classes at once (for one partition): each verified, and all must
 // share one Dims; at most kMaxClasses - 1 routes. The reason names the index.
 Status verify_table_set(const std::vector<ClassRoute>& routes);

@@ -208,6 +208,15 @@ Status verify_route(const ClassRoute& r) {
   return Status::ok();
 }
 
+Status check_tree_route(const ClassRoute& tree, const Dims& dims) {
+  if (tree.kind != ClassRoute::Kind::kTree)
+    return error(Code::kInvalid, "a %s route is not a tree", kind_name(tree.kind));
+  if (!(tree.dims == dims))
+    return error(Code::kInvalid, "tree over %s on a %s partition", tree.dims.to_string().c_str(),
+                 dims.to_string().c_str());
+  return verify_route(tree);
+}
+
 Status verify_table_set(const std::vector<ClassRoute>& routes) {
   if (routes.size() > static_cast<size_t>(kMaxClasses - 1))
     return error(Code::kInvalid, "class route set: %zu routes, at most %d classes", routes.size(),

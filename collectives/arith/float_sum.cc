@@ -1,93 +1,26 @@
 // Seed 004 B.3: floating-point SUM on the integer combine network, in two
 // passes, exact before one final rounding (so reproducible and correctly
 // rounded). The seed aligns every value to the global maximum exponent in
-// one word and loses the bits below it; here the window reaches down to the
-// global minimum exponent as well (pass 1 finds both), so nothing is lost,
-// and a window wider than one 2048-bit operand is cut into chunks that the
-// network adds separately and every node reassembles exactly. The method and
-// its limits are documented in tree_arith.h, section 3.
+// one word and loses the bits below it; here pass 1 finds, per block of 64
+// values, both the largest and the smallest exponent, and pass 2 carries
+// every value as a fixed-point integer over its block's window, wide enough
+// to lose nothing and no wider: a block whose values lie within a few
+// binades costs about as much as the doubles themselves. The method, its
+// layout and its cost are documented in tree_arith.h section 3 and
+// float_sum_layout.h; this file is the portable implementation, which the
+// vector kernels (float_sum_avx512.cc) match byte for byte.
 #include <algorithm>
+#include <atomic>
 #include <bit>
+#include <type_traits>
 
-#include "collectives/arith/arith_util.h"
-#include "collectives/arith/tree_arith.h"
+#include "collectives/arith/float_sum_layout.h"
 
 namespace toroid::arith {
+
+using namespace detail;
+
 namespace {
-
-using detail::FloatFormat;
-using detail::load;
-using detail::store;
-
-constexpr uint32_t kWordBytes = 4;  // pass-1 operand width
-// The reassembly integer: (K-1)*C + 8W bits at most (K <= 2, W = 256), plus
-// room for the sign extension.
-constexpr uint32_t kBigWords = 66;
-static_assert(kBigWords * 64 >= (8 * kAluMaxWidth - 1 - kFloatSumHeadroomBits) + 8 * kAluMaxWidth + 64);
-
-enum Pass1Word : uint32_t { kBMax, kBMinComplement, kNan, kPosInf, kNegInf, kNotNegZero };
-static_assert(kNotNegZero + 1 == kFloatSumPass1Words);
-// The narrowest window (24 bits, one float) needs an 8-byte operand at least,
-// so pass-2 operands are whole 64-bit words.
-static_assert(24 + 1 + kFloatSumHeadroomBits > 32);
-
-// One value's pass-1 result, parsed.
-struct Pass1 {
-  bool valid = true;
-  bool nan = false, pos_inf = false, neg_inf = false, not_neg_zero = false;
-  uint32_t bmax = 0, bmin = 0;  // 0: no finite nonzero input
-  bool special() const { return nan || pos_inf || neg_inf; }
-  bool needs_chunks() const { return !special() && bmax != 0; }
-};
-
-template <typename F>
-Pass1 parse_pass1(const uint8_t* p1, uint32_t k) {
-  using Fmt = FloatFormat<F>;
-  uint32_t w[kFloatSumPass1Words];
-  for (uint32_t i = 0; i < kFloatSumPass1Words; ++i) {
-    w[i] = load<uint32_t>(p1 + (static_cast<size_t>(k) * kFloatSumPass1Words + i) * kWordBytes);
-  }
-  Pass1 r;
-  r.valid = w[kNan] <= 1 && w[kPosInf] <= 1 && w[kNegInf] <= 1 && w[kNotNegZero] <= 1 && w[kBMax] < Fmt::kExpMax &&
-            w[kBMinComplement] < Fmt::kExpMax && (w[kBMax] == 0) == (w[kBMinComplement] == 0);
-  r.nan = w[kNan] != 0;
-  r.pos_inf = w[kPosInf] != 0;
-  r.neg_inf = w[kNegInf] != 0;
-  r.not_neg_zero = w[kNotNegZero] != 0;
-  if (w[kBMax] != 0) {
-    r.bmax = w[kBMax];
-    r.bmin = Fmt::kExpMax - w[kBMinComplement];
-    if (r.bmin > r.bmax) r.valid = false;
-  }
-  return r;
-}
-
-// Value bits of a window, and bits per chunk of a W-byte operand.
-template <typename F>
-uint32_t window_bits(const Pass1& s) {
-  return s.bmax - s.bmin + FloatFormat<F>::kPrecision;
-}
-uint32_t chunk_bits(uint32_t width) { return 8 * width - 1 - kFloatSumHeadroomBits; }
-uint32_t chunks(uint32_t window, uint32_t width) { return (window + chunk_bits(width) - 1) / chunk_bits(width); }
-
-// Smallest ALU width of at least `bits` bits.
-uint32_t alu_width_for(uint32_t bits) {
-  const uint32_t bytes = (bits + 7) / 8;
-  if (bytes <= 4) return 4;
-  if (bytes <= 8) return 8;
-  if (bytes <= 16) return 16;
-  return (bytes + 7) / 8 * 8;
-}
-
-// Two's complement negation of a little-endian multiword integer.
-void negate(uint64_t* w, uint32_t n) {
-  uint64_t carry = 1;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint64_t v = ~w[i] + carry;
-    carry = (carry != 0 && v == 0) ? 1 : 0;
-    w[i] = v;
-  }
-}
 
 // Bits [pos, pos + count) of a multiword integer, pos >= 0, 1 <= count <= 64;
 // bits past the end read as zero.
@@ -111,23 +44,17 @@ bool any_below(const uint64_t* w, uint32_t n, int64_t pos) {
   return false;
 }
 
-// Round sign * mag * 2^e0 to F once: to nearest, ties to even, gradual
-// underflow, overflow to infinity. mag is not zero.
+// Round sign * mag * 2^e0 to F once (a multiword mag, not zero): to nearest,
+// ties to even, gradual underflow, overflow to infinity.
 template <typename F>
-F round_to(bool negative, const uint64_t* mag, uint32_t n, int64_t e0) {
+F round_big(bool negative, const uint64_t* mag, uint32_t n, int64_t e0) {
   using Fmt = FloatFormat<F>;
-  using U = typename Fmt::U;
   constexpr int kP = Fmt::kPrecision;
-  constexpr int64_t kMinLsb = 2 - Fmt::kBias - kP;  // weight of the least subnormal
-  const U sign = negative ? detail::kSignBit<F> : U{0};
-  const U inf = sign | U{Fmt::kExpMax} << (kP - 1);
-
   uint32_t hw = n - 1;
   while (mag[hw] == 0) --hw;  // mag != 0, so this stops
-  const int64_t h = int64_t{64} * hw + 63 - std::countl_zero(mag[hw]);  // its leading bit
-  const int64_t top = e0 + h;               // weight of the leading bit
-  if (top > Fmt::kBias) return detail::from_bits<F>(inf);
-  int64_t lsb = std::max<int64_t>(top - (kP - 1), kMinLsb);
+  const int64_t top = e0 + int64_t{64} * hw + 63 - std::countl_zero(mag[hw]);  // weight of the leading bit
+  if (top > Fmt::kBias) return pack_rounded<F>(negative, 0, Fmt::kExpMax);
+  int64_t lsb = std::max<int64_t>(top - (kP - 1), min_lsb<F>());
   const int64_t r = lsb - e0;  // bits of mag below the result's last place
   uint64_t m;
   if (r <= 0) {
@@ -135,173 +62,292 @@ F round_to(bool negative, const uint64_t* mag, uint32_t n, int64_t e0) {
   } else {
     m = get_bits(mag, n, r, kP);
     const bool half = get_bits(mag, n, r - 1, 1) != 0;
-    const bool sticky = any_below(mag, n, r - 1);
-    if (half && (sticky || (m & 1) != 0)) ++m;
-    if (m == uint64_t{1} << kP) {  // rounded up to the next binade
-      m >>= 1;
-      ++lsb;
+    if (half && (any_below(mag, n, r - 1) || (m & 1) != 0)) ++m;
+  }
+  return finish_rounded<F>(negative, m, lsb);
+}
+
+// What a value contributes to pass 2.
+struct Contribution {
+  uint64_t m = 0;         // significand with the hidden bit (0: nothing in the window)
+  uint32_t t = 0;         // its lowest bit's place in the window: b - bmin
+  bool neg = false;
+  uint32_t counters = 0;  // bit i: counter i (enum Counter) counts this value
+};
+
+template <typename F>
+Contribution contribution(F x, uint32_t bmin) {
+  using Fmt = FloatFormat<F>;
+  using U = typename Fmt::U;
+  constexpr int kP = Fmt::kPrecision;
+  const U u = bits_of(x);
+  const auto e = static_cast<uint32_t>((u >> (kP - 1)) & Fmt::kExpMax);
+  const U frac = u & ((U{1} << (kP - 1)) - 1);
+  Contribution c;
+  c.neg = (u & kSignBit<F>) != 0;
+  if (e == Fmt::kExpMax) {
+    c.counters = frac != 0 ? 1u << kCountNan : c.neg ? 1u << kCountNegInf : 1u << kCountPosInf;
+  } else if ((u & ~kSignBit<F>) != 0) {
+    c.m = static_cast<uint64_t>(frac) | (e != 0 ? uint64_t{1} << (kP - 1) : 0);
+    c.t = std::max<uint32_t>(e, 1) - bmin;
+  } else if (c.neg) {
+    c.counters = 1u << kCountNegZero;
+  }
+  return c;
+}
+
+// Bits [base, base + c) of m * 2^t, c <= 127.
+u128 window_piece(uint64_t m, uint32_t t, uint32_t base, uint32_t c) {
+  const int64_t s = static_cast<int64_t>(t) - base;
+  const u128 mask = (u128{1} << c) - 1;
+  if (m == 0 || s >= static_cast<int64_t>(c) || s <= -64) return 0;
+  return (s >= 0 ? u128{m} << s : u128{m >> -s}) & mask;
+}
+
+template <typename F>
+void encode_group(const Block& b, const Layout& l, const F* x, uint32_t cnt, Cursor& cur, uint8_t* out,
+                  size_t total) {
+  Contribution v[kGroup];
+  for (uint32_t j = 0; j < kGroup; ++j) v[j] = contribution<F>(j < cnt ? x[j] : F(0), b.bmin);
+  u128 u[kGroup];
+  for (uint32_t i = 0; i < l.subs(); ++i) {
+    const uint32_t fb = l.field_bits(i);
+    const size_t pos = cur.place(fb, out);
+    if (i < l.chunks) {
+      const uint32_t c = l.bits(i);
+      for (uint32_t j = 0; j < kGroup; ++j) {
+        const u128 piece = window_piece(v[j].m, v[j].t, i * l.chunk_bits, c);
+        u[j] = (u128{1} << c) + (v[j].neg ? -piece : piece);
+      }
+    } else {
+      const uint32_t first = (i - l.chunks) * l.per_count;
+      for (uint32_t j = 0; j < kGroup; ++j) {
+        u[j] = 0;
+        for (uint32_t k = 0; k < l.counters_in(i - l.chunks); ++k)
+          u[j] |= u128{(v[j].counters >> (first + k)) & 1u} << (k * (l.h + 1));
+      }
+    }
+    store_fields(out + pos, fb / 8, u, total - pos);
+  }
+}
+
+template <typename F>
+F zero_sum(const Layout& l, uint64_t neg_zeros, uint64_t nodes) {
+  return l.counters != 0 && neg_zeros == nodes ? -F(0) : F(0);
+}
+
+template <typename F>
+void decode_group(const Block& b, const Layout& l, uint64_t nodes, const uint8_t* in, Cursor& cur, size_t total,
+                  F* sum, uint32_t cnt) {
+  using Fmt = FloatFormat<F>;
+  u128 s[kMaxChunks][kGroup];  // chunk sums, two's complement
+  uint64_t counts[4][kGroup] = {};
+  for (uint32_t i = 0; i < l.subs(); ++i) {
+    const uint32_t fb = l.field_bits(i);
+    const size_t pos = cur.place(fb);
+    u128 u[kGroup];
+    load_fields(in + pos, fb / 8, u, total - pos);
+    if (i < l.chunks) {
+      const u128 bias = static_cast<u128>(nodes) << l.bits(i);
+      for (uint32_t j = 0; j < kGroup; ++j) s[i][j] = u[j] - bias;
+    } else {
+      const uint32_t first = (i - l.chunks) * l.per_count;
+      const u128 mask = (u128{1} << (l.h + 1)) - 1;
+      for (uint32_t j = 0; j < kGroup; ++j)
+        for (uint32_t k = 0; k < l.counters_in(i - l.chunks); ++k)
+          counts[first + k][j] = static_cast<uint64_t>((u[j] >> (k * (l.h + 1))) & mask);
     }
   }
-  if (m < uint64_t{1} << (kP - 1)) return detail::from_bits<F>(sign | static_cast<U>(m));  // subnormal
-  const int64_t e = lsb - kMinLsb + 1;                                                     // biased exponent
-  if (e >= Fmt::kExpMax) return detail::from_bits<F>(inf);
-  return detail::from_bits<F>(sign | static_cast<U>(e) << (kP - 1) | (static_cast<U>(m) & ((U{1} << (kP - 1)) - 1)));
+  const int64_t e0 = static_cast<int64_t>(b.bmin) - Fmt::kBias - (Fmt::kPrecision - 1);  // weight of window bit 0
+  for (uint32_t j = 0; j < cnt; ++j) {
+    if (l.counters == 4) {
+      const bool pinf = counts[kCountPosInf][j] != 0, ninf = counts[kCountNegInf][j] != 0;
+      if (counts[kCountNan][j] != 0 || (pinf && ninf)) {
+        sum[j] = quiet_nan<F>();
+        continue;
+      }
+      if (pinf || ninf) {
+        sum[j] = pinf ? std::numeric_limits<F>::infinity() : -std::numeric_limits<F>::infinity();
+        continue;
+      }
+    }
+    if (l.chunks == 0) {
+      sum[j] = zero_sum<F>(l, counts[kCountNegZero][j], nodes);
+    } else if (l.chunks == 1) {
+      const bool neg = (s[0][j] >> 127) != 0;
+      const u128 a = neg ? -s[0][j] : s[0][j];
+      sum[j] = a == 0 ? zero_sum<F>(l, counts[kCountNegZero][j], nodes) : round_u128<F>(neg, a, e0);
+    } else {
+      // Sum of S_k * 2^(k*C) in two's complement, each S_k sign-extended.
+      uint64_t t[kBigWords] = {};
+      const uint32_t big = std::min(kBigWords, (l.window + l.h + 63) / 64 + 3);
+      for (uint32_t k = 0; k < l.chunks; ++k) {
+        const uint64_t w[2] = {static_cast<uint64_t>(s[k][j]), static_cast<uint64_t>(s[k][j] >> 64)};
+        const uint64_t fill = (w[1] >> 63) != 0 ? ~uint64_t{0} : 0;
+        const auto ext = [&](int64_t i) { return i < 0 ? 0 : i < 2 ? w[i] : fill; };
+        const int64_t q = int64_t{k} * l.chunk_bits / 64;
+        const uint32_t r = k * l.chunk_bits % 64;
+        uint64_t carry = 0;
+        for (uint32_t i = 0; i < big; ++i) {
+          const uint64_t a = r == 0 ? ext(i - q) : (ext(i - q) << r) | (ext(i - q - 1) >> (64 - r));
+          const u128 acc = static_cast<u128>(t[i]) + a + carry;
+          t[i] = static_cast<uint64_t>(acc);
+          carry = static_cast<uint64_t>(acc >> 64);
+        }
+      }
+      const bool neg = (t[big - 1] >> 63) != 0;
+      if (neg) {  // two's complement negation
+        uint64_t carry = 1;
+        for (uint32_t i = 0; i < big; ++i) {
+          t[i] = ~t[i] + carry;
+          carry = carry != 0 && t[i] == 0;
+        }
+      }
+      bool zero = true;
+      for (uint32_t i = 0; i < big && zero; ++i) zero = t[i] == 0;
+      sum[j] = zero ? zero_sum<F>(l, counts[kCountNegZero][j], nodes) : round_big<F>(neg, t, big, e0);
+    }
+  }
 }
+
+std::atomic<bool> g_vector{true};
+
+// The vector kernels take a block when the CPU runs them and its layout is
+// theirs: doubles, one chunk, no counters.
+template <typename F>
+bool vector_block(const Layout& l) {
+  return std::is_same_v<F, double> && l.chunks == 1 && l.counters == 0 && g_vector.load(std::memory_order_relaxed) &&
+         float_sum_avx512_usable();
+}
+
+uint32_t blocks_of(uint32_t n) { return (n + kFloatSumBlock - 1) / kFloatSumBlock; }
+uint32_t block_len(uint32_t n, uint32_t blk) { return std::min(kFloatSumBlock, n - blk * kFloatSumBlock); }
+uint32_t groups_of(uint32_t len) { return (len + kGroup - 1) / kGroup; }
 
 }  // namespace
 
 TreePass float_sum_pass1(uint32_t n) {
-  return TreePass{AluOp::kMax, AluType::kUnsigned, kWordBytes, n * kFloatSumPass1Words};
+  return TreePass{AluOp::kMax, AluType::kUnsigned, kPass1WordBytes, blocks_of(n) * kFloatSumPass1Words};
 }
 
 TreePass float_sum_pass2(const FloatSumPlan& plan) {
-  return TreePass{AluOp::kAdd, AluType::kSigned, plan.width, plan.operands};
+  return TreePass{AluOp::kAdd, AluType::kUnsigned, plan.width, plan.operands};
 }
 
 template <typename F>
 void float_sum_pass1_encode(const F* x, uint32_t n, uint8_t* out) {
   using Fmt = FloatFormat<F>;
   using U = typename Fmt::U;
-  for (uint32_t k = 0; k < n; ++k) {
-    const U u = detail::bits_of(x[k]);
-    const bool neg = (u & detail::kSignBit<F>) != 0;
-    const auto e = static_cast<uint32_t>((u >> (Fmt::kPrecision - 1)) & Fmt::kExpMax);
-    const bool nonzero = (u & ~detail::kSignBit<F>) != 0;
+  constexpr int kP = Fmt::kPrecision;
+  const bool vec = std::is_same_v<F, double> && g_vector.load(std::memory_order_relaxed) && float_sum_avx512_usable();
+  for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
+    const F* xb = x + static_cast<size_t>(blk) * kFloatSumBlock;
     uint32_t w[kFloatSumPass1Words] = {};
-    if (e == Fmt::kExpMax) {
-      const bool nan = detail::is_nan_bits<F>(u);
-      w[kNan] = nan;
-      w[kPosInf] = !nan && !neg;
-      w[kNegInf] = !nan && neg;
-    } else if (nonzero) {
-      const uint32_t b = std::max<uint32_t>(e, 1);
-      w[kBMax] = b;
-      w[kBMinComplement] = Fmt::kExpMax - b;
+    const uint32_t len = block_len(n, blk);
+    if constexpr (std::is_same_v<F, double>) {
+      if (vec) float_sum_pass1_block_avx512(xb, len, w);
     }
-    w[kNotNegZero] = u != detail::kSignBit<F>;
+    for (uint32_t k = 0; k < len && !vec; ++k) {  // branch-free, so it vectorises
+      const U u = bits_of(xb[k]);
+      const auto e = static_cast<uint32_t>((u >> (kP - 1)) & Fmt::kExpMax);
+      const bool special = e == Fmt::kExpMax;
+      const bool finite_nz = !special && (u & ~kSignBit<F>) != 0;
+      const uint32_t b = std::max<uint32_t>(e, 1);
+      w[kBMax] = std::max(w[kBMax], finite_nz ? b : 0u);
+      w[kBMinComplement] = std::max(w[kBMinComplement], finite_nz ? Fmt::kExpMax - b : 0u);
+      w[kFlags] = std::max(w[kFlags], special ? uint32_t{kFlagSpecial} : u == kSignBit<F> ? uint32_t{kFlagNegZero} : 0u);
+    }
     for (uint32_t i = 0; i < kFloatSumPass1Words; ++i) {
-      store<uint32_t>(out + (static_cast<size_t>(k) * kFloatSumPass1Words + i) * kWordBytes, w[i]);
+      store<uint32_t>(out + (static_cast<size_t>(blk) * kFloatSumPass1Words + i) * kPass1WordBytes, w[i]);
     }
   }
 }
 
 template <typename F>
 Result<FloatSumPlan> float_sum_plan(const uint8_t* pass1, uint32_t n, uint64_t nodes) {
-  if (nodes > kFloatSumMaxNodes) {
-    return error(Code::kOutOfRange, "float sum: %llu nodes exceed 2^%u (the headroom of the fixed-point window)",
-                 static_cast<unsigned long long>(nodes), kFloatSumHeadroomBits);
-  }
-  uint32_t widest = 0;
-  for (uint32_t k = 0; k < n; ++k) {
-    const Pass1 s = parse_pass1<F>(pass1, k);
-    if (!s.valid) return error(Code::kInvalid, "float sum: pass-1 result of value %u is inconsistent", k);
-    if (s.needs_chunks()) widest = std::max(widest, window_bits<F>(s));
+  if (nodes == 0 || nodes > kFloatSumMaxNodes) {
+    return error(Code::kOutOfRange, "float sum: %llu nodes: the exact sum covers 1 to 2^32",
+                 static_cast<unsigned long long>(nodes));
   }
   FloatSumPlan plan;
-  if (widest == 0) return plan;  // every result is settled by pass 1
-  const uint32_t need = widest + 1 + kFloatSumHeadroomBits;
-  plan.width = need <= 8 * kAluMaxWidth ? alu_width_for(need) : kAluMaxWidth;
-  uint64_t operands = 0;
-  for (uint32_t k = 0; k < n; ++k) {
-    const Pass1 s = parse_pass1<F>(pass1, k);
-    if (s.needs_chunks()) operands += chunks(window_bits<F>(s), plan.width);
+  plan.nodes = nodes;
+  plan.headroom = headroom_bits(nodes);
+  // The operand width: whole multiples of the most frequent sub-block size,
+  // so that uniform data fills every operand.
+  uint64_t by_size[kMaxFieldBits / 8 + 1] = {};
+  for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
+    const Block b = parse_block<F>(pass1, blk);
+    if (!b.valid) return error(Code::kInvalid, "float sum: pass-1 result of block %u is inconsistent", blk);
+    const Layout l = layout_of<F>(b, plan.headroom);
+    for (uint32_t i = 0; i < l.subs(); ++i) by_size[l.field_bits(i) / 8] += groups_of(block_len(n, blk));
   }
-  if (operands > UINT32_MAX) return error(Code::kOutOfRange, "float sum: %u values need too many operands", n);
-  plan.operands = static_cast<uint32_t>(operands);
+  const auto mode = static_cast<uint32_t>(std::max_element(by_size, by_size + kMaxFieldBits / 8 + 1) - by_size);
+  if (by_size[mode] == 0) return plan;  // every result is settled by pass 1
+  plan.width = 8 * mode * (kAluMaxWidth / (8 * mode));
+  Cursor cur(plan.width);
+  for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
+    const Layout l = layout_of<F>(parse_block<F>(pass1, blk), plan.headroom);
+    for (uint32_t g = 0; g < groups_of(block_len(n, blk)); ++g)
+      for (uint32_t i = 0; i < l.subs(); ++i) cur.place(l.field_bits(i));
+  }
+  if (cur.operands() > UINT32_MAX) return error(Code::kOutOfRange, "float sum: %u values need too many operands", n);
+  plan.operands = static_cast<uint32_t>(cur.operands());
   return plan;
 }
 
 template <typename F>
 void float_sum_pass2_encode(const FloatSumPlan& plan, const uint8_t* pass1, const F* x, uint32_t n, uint8_t* out) {
-  using Fmt = FloatFormat<F>;
-  using U = typename Fmt::U;
-  constexpr int kP = Fmt::kPrecision;
-  const uint32_t nw = plan.width / 8;  // plan widths are multiples of 8 bytes
-  const auto c = static_cast<int64_t>(chunk_bits(plan.width));
-  uint8_t* op = out;
-  for (uint32_t k = 0; k < n; ++k) {
-    const Pass1 s = parse_pass1<F>(pass1, k);
-    if (!s.needs_chunks()) continue;
-    const uint32_t kc = chunks(window_bits<F>(s), plan.width);
-    const U u = detail::bits_of(x[k]);
-    const auto e = static_cast<uint32_t>((u >> (kP - 1)) & Fmt::kExpMax);
-    // x = +-m * 2^(b - ...): m's lowest bit sits at `offset` in the window.
-    const uint64_t m = (u & ((U{1} << (kP - 1)) - 1)) | (e != 0 ? uint64_t{1} << (kP - 1) : 0);
-    const int64_t offset = static_cast<int64_t>(std::max<uint32_t>(e, 1)) - s.bmin;
-    const bool neg = (u & detail::kSignBit<F>) != 0;
-    for (uint32_t j = 0; j < kc; ++j, op += plan.width) {
-      uint64_t w[kAluMaxWidth / 8] = {};
-      int64_t sh = offset - j * c;  // m's lowest bit relative to this chunk
-      if (m != 0 && sh < c && sh + kP > 0) {
-        uint64_t v = m;
-        if (sh < 0) {
-          v >>= -sh;
-          sh = 0;
-        }
-        if (c - sh < 64) v &= (uint64_t{1} << (c - sh)) - 1;  // the rest is the next chunk's
-        w[sh / 64] |= v << (sh % 64);
-        if (sh % 64 != 0 && sh / 64 + 1 < static_cast<int64_t>(nw)) w[sh / 64 + 1] |= v >> (64 - sh % 64);
-        if (neg) negate(w, nw);
+  if (plan.operands == 0) return;
+  const size_t total = float_sum_pass2(plan).bytes();
+  Cursor cur(plan.width);
+  for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
+    const Block b = parse_block<F>(pass1, blk);
+    const Layout l = layout_of<F>(b, plan.headroom);
+    if (l.subs() == 0) continue;
+    const uint32_t len = block_len(n, blk);
+    const F* xb = x + static_cast<size_t>(blk) * kFloatSumBlock;
+    if constexpr (std::is_same_v<F, double>) {
+      if (vector_block<F>(l)) {
+        float_sum_encode_block_avx512(xb, len, b.bmin, l.window, l.field_bits(0), cur, out);
+        continue;
       }
-      std::memcpy(op, w, plan.width);
+    }
+    for (uint32_t g = 0; g < groups_of(len); ++g) {
+      encode_group<F>(b, l, xb + g * kGroup, std::min(kGroup, len - g * kGroup), cur, out, total);
     }
   }
+  cur.finish(out);
 }
 
 template <typename F>
 void float_sum_decode(const FloatSumPlan& plan, const uint8_t* pass1, const uint8_t* pass2, uint32_t n, F* sum) {
-  using Fmt = FloatFormat<F>;
-  constexpr int kP = Fmt::kPrecision;
-  const uint32_t nw = plan.width / 8;
-  const uint32_t c = plan.width != 0 ? chunk_bits(plan.width) : 0;
-  const uint8_t* op = pass2;
-  for (uint32_t k = 0; k < n; ++k) {
-    const Pass1 s = parse_pass1<F>(pass1, k);
-    if (s.nan || (s.pos_inf && s.neg_inf)) {
-      sum[k] = detail::quiet_nan<F>();
+  const size_t total = float_sum_pass2(plan).bytes();
+  Cursor cur(plan.width);
+  for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
+    const Block b = parse_block<F>(pass1, blk);
+    const Layout l = layout_of<F>(b, plan.headroom);
+    const uint32_t len = block_len(n, blk);
+    F* sb = sum + static_cast<size_t>(blk) * kFloatSumBlock;
+    if (l.subs() == 0) {  // only +0 inputs (a -0 or a special would have flagged the block)
+      std::fill(sb, sb + len, F(0));
       continue;
     }
-    if (s.special()) {
-      sum[k] = s.pos_inf ? std::numeric_limits<F>::infinity() : -std::numeric_limits<F>::infinity();
-      continue;
-    }
-    const F zero = s.not_neg_zero ? F(0) : -F(0);
-    if (!s.needs_chunks()) {
-      sum[k] = zero;
-      continue;
-    }
-    // Reassemble sum_j S_j * 2^(j*C) in two's complement, every chunk sum
-    // sign-extended to the top.
-    const uint32_t kc = chunks(window_bits<F>(s), plan.width);
-    const uint32_t big = std::min(kBigWords, ((kc - 1) * c + 8 * plan.width) / 64 + 2);
-    uint64_t t[kBigWords] = {};
-    for (uint32_t j = 0; j < kc; ++j, op += plan.width) {
-      uint64_t w[kAluMaxWidth / 8];
-      std::memcpy(w, op, plan.width);
-      const uint64_t fill = (w[nw - 1] >> 63) != 0 ? ~uint64_t{0} : 0;
-      const auto ext = [&](int64_t i) { return i < 0 ? 0 : i < static_cast<int64_t>(nw) ? w[i] : fill; };
-      const int64_t q = j * c / 64;
-      const uint32_t r = j * c % 64;
-      uint64_t carry = 0;
-      for (uint32_t i = 0; i < big; ++i) {
-        const uint64_t a = r == 0 ? ext(i - q) : (ext(i - q) << r) | (ext(i - q - 1) >> (64 - r));
-        const unsigned __int128 acc = static_cast<unsigned __int128>(t[i]) + a + carry;
-        t[i] = static_cast<uint64_t>(acc);
-        carry = static_cast<uint64_t>(acc >> 64);
+    if constexpr (std::is_same_v<F, double>) {
+      if (vector_block<F>(l)) {
+        const int64_t e0 = static_cast<int64_t>(b.bmin) - FloatFormat<F>::kBias - (FloatFormat<F>::kPrecision - 1);
+        float_sum_decode_block_avx512(pass2, len, l.field_bits(0), l.window, plan.nodes, e0, cur, sb);
+        continue;
       }
     }
-    const bool negative = (t[big - 1] >> 63) != 0;
-    if (negative) negate(t, big);
-    bool zero_sum = true;
-    for (uint32_t i = 0; i < big && zero_sum; ++i) zero_sum = t[i] == 0;
-    if (zero_sum) {
-      sum[k] = zero;
-      continue;
+    for (uint32_t g = 0; g < groups_of(len); ++g) {
+      decode_group<F>(b, l, plan.nodes, pass2, cur, total, sb + g * kGroup, std::min(kGroup, len - g * kGroup));
     }
-    const int64_t e0 = static_cast<int64_t>(s.bmin) - Fmt::kBias - (kP - 1);  // weight of window bit 0
-    sum[k] = round_to<F>(negative, t, big, e0);
   }
 }
+
+namespace detail {
+void float_sum_use_vector(bool on) { g_vector.store(on, std::memory_order_relaxed); }
+}  // namespace detail
 
 template void float_sum_pass1_encode<double>(const double*, uint32_t, uint8_t*);
 template void float_sum_pass1_encode<float>(const float*, uint32_t, uint8_t*);

@@ -13,8 +13,10 @@
 // signed SUM by bias         ADD/unsigned/4|8|16               |x| < 2^P, N*2^(P+1) <= 2^(8W)
 // signed SUM by sign ext.    ADD/signed/8 (int32), 16 (int64)  N*2^(w-1) < 2^(w'-1)
 // signed MAX / MIN           MAX/unsigned/4|8                  none
-// float SUM, exact           1) MAX/unsigned/4 x6 per value    N <= 2^32 (kFloatSumHeadroomBits)
-//                            2) ADD/signed/8..256, K <= 2
+// float SUM, exact           1) MAX/unsigned/4 x3 per 64 values N <= 2^32
+//                            2) ADD/unsigned/176..256, per value
+//                               V + 1 + log2 N bits, V the
+//                               block's exponent spread + p
 // float MAX / MIN            MAX/unsigned/4|8                  any NaN -> NaN
 // non-negative float MAX     MAX/unsigned/4|8                  sign bit must be clear
 // MAXLOC / MINLOC            MAX/unsigned/8 (32-bit values),   index < 2^32
@@ -113,57 +115,66 @@ void signed_extreme_decode(Extreme e, const uint8_t* in, uint32_t n, T* out);
 // 3. Floating-point SUM, exact and correctly rounded (seed 004 B.3), for
 //    F = double or float. Every finite x is +-m * 2^(b - bias - p + 1), with
 //    p the precision (53 / 24), m < 2^p and b = max(biased exponent, 1).
+//    Values go in blocks of kFloatSumBlock = 64 (the last one shorter).
 //
-//   pass 1  MAX, unsigned, 4-byte operands, kFloatSumPass1Words per value:
-//             [0] b of a finite nonzero x, else 0     -> bmax
-//             [1] 2047 - b (float: 255 - b), same, else 0  -> bmin
-//             [2] x is NaN   [3] x is +Inf   [4] x is -Inf
-//             [5] x is not -0            (MAX of 0/1 values is their OR)
-//   plan    from pass 1 alone, so identical everywhere: a value needs the
-//           bits from bmin's lowest to bmax's highest, V = bmax - bmin + p
-//           bits, plus kFloatSumHeadroomBits so that N <= 2^32 summands
-//           cannot carry out, plus a sign bit. The window is cut into K
-//           chunks of C = 8W - 1 - headroom value bits. W is the smallest ALU
-//           width that holds every value's window in one chunk, else 256
-//           bytes with K = ceil(V / C) (doubles spread over the whole range,
-//           2^-1074 .. 2^1023, need V = 2098 > C = 2015 bits: K = 2). Values
-//           whose result is settled by pass 1 (NaN/Inf, or all zeros) take
-//           no pass-2 operands at all.
-//   pass 2  ADD, signed, width W, K operands per value needing them: each
-//           node's chunk j of m, shifted to its place in the window, negated
-//           (two's complement) for negative x.
-//   decode  on every node: the K chunk sums (signed, exact) are added into
-//           one integer at their offsets j*C, which is the exact sum scaled
-//           by 2^(bmin - bias - p + 1); it is rounded once, to nearest, ties
-//           to even, with subnormals and overflow to +-Inf done by hand on
-//           the bit pattern. Specials, from pass 1 flags:
+//   pass 1  MAX, unsigned, 4-byte operands, kFloatSumPass1Words = 3 per block:
+//             [0] the largest b of the block's finite nonzero x, else 0 -> bmax
+//             [1] 2047 - the smallest such b (float: 255 - b), else 0  -> bmin
+//             [2] 2 if the block holds an Inf or NaN, else 1 if a -0, else 0
+//   plan    from pass 1 alone, so identical everywhere. With h =
+//           ceil(log2 N): a block's values need the window from bmin's lowest
+//           bit to bmax's highest, V = bmax - bmin + p value bits, cut into
+//           K = ceil(V / (127 - h)) chunks; chunk k of c bits travels as an
+//           F = c + 1 + h bit field (rounded up to whole bytes) holding
+//           2^c + (the value's bits of that chunk, negated for negative x):
+//           positive, and N of them add up to less than 2^F, so no carry ever
+//           leaves a field. Blocks flagged in pass 1 add (h+1)-bit counters
+//           per value: -0 inputs, and for Inf/NaN blocks NaN, +Inf and -Inf
+//           inputs. A block of zeros only takes no pass-2 field at all.
+//           Fields go 8 to a sub-block (a group of 8 values, F bytes), sub-
+//           blocks into operands of width W = whole multiples of the most
+//           frequent sub-block size (at most 256 bytes), never across two
+//           (float_sum_layout.h has the exact order).
+//   pass 2  ADD (unsigned; the fields are never negative), width W.
+//   decode  on every node: each chunk's sum minus N * 2^c is an exact signed
+//           integer; the chunks, added at their places, give the exact sum
+//           scaled by 2^(bmin - bias - p + 1), which is rounded once, to
+//           nearest, ties to even, with subnormals and overflow to +-Inf done
+//           on the bit pattern. Specials, from the counters:
 //             any NaN                  -> the default quiet NaN
 //             +Inf and -Inf together   -> the default quiet NaN
 //             else +Inf / -Inf present -> +Inf / -Inf
 //             an exact zero sum        -> -0 if every input is -0, else +0
 //           A finite sum that rounds beyond the largest finite -> +-Inf.
-//   cost    pass 1: 24 bytes per value. Pass 2 per value: doubles whose
-//           exponents lie within 42 binades of each other 16 bytes, within
-//           106 binades 24 bytes, ..., the whole range 2 x 256 bytes; floats
-//           8 to 40 bytes.
-constexpr uint32_t kFloatSumPass1Words = 6;
-constexpr uint32_t kFloatSumHeadroomBits = 32;
-constexpr uint64_t kFloatSumMaxNodes = 1ull << kFloatSumHeadroomBits;
+//   cost    pass 1: 12 bytes per 64 values (0.19 per value). Pass 2 per
+//           value: ceil((V + 1 + h) / 8) bytes when V <= 127 - h, i.e. for
+//           doubles on 8 nodes 8 bytes when a block's exponents lie within 7
+//           binades of each other, 10 within 23, 12 within 39, 14 within 55,
+//           16 within 71; the whole range 2^-1074 .. 2^1023 takes 17 to 23
+//           chunks of 16 bytes. Plus the unused end of an operand when sub-
+//           block sizes differ (none when they are all the same).
+//   limits  N <= 2^32; n values need fewer than 2^32 pass-2 operands.
+constexpr uint32_t kFloatSumBlock = 64;
+constexpr uint32_t kFloatSumPass1Words = 3;
+constexpr uint64_t kFloatSumMaxNodes = 1ull << 32;
 struct FloatSumPlan {
   uint32_t width = 0;     // pass-2 operand bytes
   uint32_t operands = 0;  // pass-2 operands per node (0: skip pass 2)
+  uint32_t headroom = 0;  // h = ceil(log2 nodes)
+  uint64_t nodes = 0;     // N
 };
 TreePass float_sum_pass1(uint32_t n);
 TreePass float_sum_pass2(const FloatSumPlan& plan);
 template <typename F>
 void float_sum_pass1_encode(const F* x, uint32_t n, uint8_t* out);
-// kOutOfRange for nodes > kFloatSumMaxNodes; kInvalid when the pass-1
-// result is not one that encoders can produce.
+// kOutOfRange for nodes = 0 or > kFloatSumMaxNodes; kInvalid when the
+// pass-1 result is not one that encoders can produce.
 template <typename F>
 Result<FloatSumPlan> float_sum_plan(const uint8_t* pass1, uint32_t n, uint64_t nodes);
 template <typename F>
 void float_sum_pass2_encode(const FloatSumPlan& plan, const uint8_t* pass1, const F* x, uint32_t n,
                             uint8_t* out);
+// pass2 may be null when plan.operands is 0.
 template <typename F>
 void float_sum_decode(const FloatSumPlan& plan, const uint8_t* pass1, const uint8_t* pass2, uint32_t n,
                       F* sum);

@@ -124,10 +124,10 @@ Result<TreeCodec> plan_tree_reduce(DType t, ROp op, const Reducer& red, uint64_t
   Status st = check_rop(t, op);
   if (!st) return st;
   c.esize = elem_size(t, op);
-  // The most operands a method below needs: 6 per element (float SUM pass
-  // 1), raw bytes in 4-byte words, else one per element.
+  // The most operands a method below needs: raw bytes in 4-byte words, else
+  // one per element (float SUM's pass 1 takes fewer; its pass 2 is counted
+  // by its plan).
   uint64_t most = count;
-  if (dtype_is_float(t) && op == ROp::kSum) most = 6 * count;
   if (is_bitwise(op)) most = raw_operands(count * c.esize) > count ? raw_operands(count * c.esize) : count;
   if (count > UINT64_MAX / 8) most = UINT64_MAX;
   if (st = check_operands(most, "this reduction"); !st) return st;

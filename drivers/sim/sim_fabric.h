@@ -1,20 +1,33 @@
 // The sim backend: point-to-point links with a latency + bandwidth model and
 // a seeded fault plan, and a deterministic discrete-event scheduler that
-// steps N nodes in virtual time.
+// steps N nodes in virtual time, on one thread or several.
 //
-// Determinism: events are ordered by (time, insertion sequence) and every
-// random draw comes from a per-link-direction Rng derived from (seed, link
-// id), so the same seed, wiring and node code give the same packet trace bit
-// for bit; trace_hash() digests it.
+// Determinism: every node sees the same events in the same order whatever
+// the thread count. A node's pending frames wait per receiving port in
+// (arrival, transmit order); at its next instant t the node takes every frame
+// that arrived by t, then steps once. Nodes touch each other only through
+// frames, which arrive at least one link latency after they were sent, so
+// nodes stepped at one instant cannot affect each other, and their order does
+// not matter. Random draws come from per-link-direction streams, and the
+// trace hash folds per-port streams in port order.
 //
-// Scale: per node only its ports and a wake time; rx queues grow on demand;
-// each event is one heap operation (O(log events)); only nodes that have a
-// delivery or a due timer are stepped.
+// Threads (regions): nodes are split into regions, each with its own clock,
+// node heap, frame arena and counters, run by one thread. The conservative
+// scheduler advances all regions in windows of one lookahead (the smallest
+// link latency): every event of a window is caused by events before it.
+// Frames to another region travel through per-window mailboxes and are
+// merged at the window's barrier.
+//
+// Memory: the medium copies every frame it takes (the sender's packet is
+// released at once) into its own in-flight buffer, and hands the receiver a
+// packet from the receiving port's pool at arrival. So no packet is ever
+// touched by two regions, and each pool is used by its own node only.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <queue>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/clock.h"
@@ -28,15 +41,49 @@ namespace toroid {
 class SimEndpoint {
  public:
   virtual ~SimEndpoint() = default;
-  // Run until idle at virtual time `now` (the fabric's clock is already set).
+  // Run until idle at virtual time `now` (its region's clock is already set).
   // Return the next time this node must run (a timer deadline) or kNever.
   virtual uint64_t sim_step(uint64_t now) = 0;
 };
 
-struct LinkModel {
+// Frames of up to kSimChannels networks may share a cable, each with its own
+// transmitter per direction, latency and bandwidth (e.g. the torus, the
+// collective network and the barrier network of Blue Gene/L).
+constexpr int kSimChannels = 3;
+
+// A frame's arrival at the next node: start + ser(min(charged, head_bytes))
+// + latency, where start is when its channel's transmitter is free; the
+// transmitter stays busy for ser(charged). head_bytes = kWholeFrame is
+// store-and-forward (the whole frame, then the latency); a small value
+// models virtual cut-through (the next router acts on the head while the
+// tail still streams in); 0 makes the hop cost its latency alone.
+constexpr uint32_t kWholeFrame = ~uint32_t{0};
+
+struct LinkChannel {
   uint64_t latency_ns = tuning::kSimLinkLatencyNs;
   double bytes_per_ns = tuning::kSimLinkBytesPerNs;  // 1.0 = 1 GB/s
+  uint32_t head_bytes = kWholeFrame;
+};
+
+struct LinkModel {
+  // Channel 0 (every frame, unless `classify` says otherwise).
+  uint64_t latency_ns = tuning::kSimLinkLatencyNs;
+  double bytes_per_ns = tuning::kSimLinkBytesPerNs;
+  uint32_t head_bytes = kWholeFrame;
   uint64_t tx_backlog_ns = tuning::kSimTxBacklogNs;  // tx_burst refuses beyond this
+  // Optional: which channel carries a frame, and how many bytes it occupies
+  // that channel's wire for (`charged`, e.g. the frame as that network would
+  // packetize it). nullptr: channel 0, the frame's own length.
+  using Classifier = uint8_t (*)(const uint8_t* frame, uint32_t len, uint32_t* charged);
+  Classifier classify = nullptr;
+  LinkChannel extra[kSimChannels - 1];  // channels 1 and 2 (used only through classify)
+  const char* name = "default";
+
+  uint64_t channel_latency(int c) const { return c == 0 ? latency_ns : extra[c - 1].latency_ns; }
+  double channel_bw(int c) const { return c == 0 ? bytes_per_ns : extra[c - 1].bytes_per_ns; }
+  uint32_t channel_head(int c) const { return c == 0 ? head_bytes : extra[c - 1].head_bytes; }
+  // The smallest latency of a channel in use: the parallel scheduler's lookahead.
+  uint64_t min_latency() const;
 };
 
 // What the medium did, summed over all links.
@@ -50,9 +97,9 @@ struct FabricStats {
   uint64_t reordered = 0;       // fault: held back so later frames overtake
   uint64_t cut_dropped = 0;     // lost on a cut link
   uint64_t rx_overflow = 0;     // rx queue full at the receiver
-  uint64_t no_buffer = 0;       // no packet buffer for a duplicate
+  uint64_t no_buffer = 0;       // no packet buffer at the receiver for an arriving frame
   uint64_t oversize = 0;        // frame longer than the port's max_frame (dropped)
-  uint64_t events = 0;          // scheduler events processed
+  uint64_t events = 0;          // frames arriving (delivered or lost on arrival) + node steps
   uint64_t steps = 0;           // node steps
 };
 extern const CounterField kFabricStatsFields[];
@@ -60,19 +107,59 @@ extern const int kFabricStatsFieldCount;
 
 class SimFabric;
 class SimPort;
+struct SimRegion;
 
 // Told of every frame the medium corrupted when it enters the receiver's rx
 // queue: the port, the frame's 1-based index among the frames that port has
 // received (the order rx_burst hands them out), and the bit flipped. Packet
-// captures use it to list the frames a dissector must flag. None by default.
+// captures use it to list the frames a dissector must flag. None by default;
+// called on the receiving region's thread.
 class SimCorruptObserver {
  public:
   virtual ~SimCorruptObserver() = default;
   virtual void on_corrupt_delivered(const SimPort& to, uint64_t rx_index, uint32_t bit) = 0;
 };
+struct SimFrame;
+
+// Frames on their way to one port, in (arrival, transmit order). Frames of
+// one direction usually arrive in the order they were sent, so an insert is
+// almost always an append; jitter, reorder holds and duplicates insert a
+// little further up.
+struct SimWire {
+  uint64_t arrival;
+  uint64_t order;  // per-direction transmit sequence
+  SimFrame* frame;
+  bool before(const SimWire& o) const { return arrival != o.arrival ? arrival < o.arrival : order < o.order; }
+};
+
+struct SimWireQueue {
+  std::vector<SimWire> v;
+  uint32_t head = 0;
+  bool empty() const { return head == v.size(); }
+  const SimWire& front() const { return v[head]; }
+  void pop() {
+    if (++head == v.size()) {
+      v.clear();
+      head = 0;
+    } else if (head >= 64 && head * 2 >= v.size()) {
+      v.erase(v.begin(), v.begin() + head);
+      head = 0;
+    }
+  }
+  void insert(const SimWire& w) {
+    v.push_back(w);
+    size_t i = v.size() - 1;
+    while (i > head && w.before(v[i - 1])) {
+      v[i] = v[i - 1];
+      --i;
+    }
+    v[i] = w;
+  }
+};
 
 class SimPort final : public Port {
  public:
+  ~SimPort() override;
   uint16_t rx_burst(Packet** pkts, uint16_t n) override;
   uint16_t tx_burst(Packet** pkts, uint16_t n) override;
   const PortInfo& info() const override { return info_; }
@@ -88,10 +175,13 @@ class SimPort final : public Port {
   friend class SimFabric;
   SimPort(SimFabric* fabric, uint32_t node, uint32_t id, std::string name, PacketPool* pool);
   bool rx_push(Packet* p);  // false when the queue is at kSimRxQueueMax
+  void reserve_rx(uint32_t n);  // the rx ring holds n packets without growing
 
   SimFabric* fabric_;
+  SimRegion* region_ = nullptr;  // its node's region: clock, arena, counters
   uint32_t node_;
   uint32_t id_;
+  SimPort* next_on_node_ = nullptr;  // the node's next port
   uint16_t local_ = 0;
   int32_t link_ = -1;   // index into fabric links; -1 = unconnected
   int side_ = 0;        // which end of the link (0 or 1)
@@ -101,22 +191,32 @@ class SimPort final : public Port {
   std::vector<Packet*> rx_;
   uint32_t rx_head_ = 0;
   uint32_t rx_count_ = 0;
+  SimWireQueue wire_;  // frames on their way to this port
+  // Trace streams: what happened to frames this port sent, and to frames
+  // arriving at it (folded into trace_hash() in port order).
+  uint64_t tx_trace_ = 0, rx_trace_ = 0;
+  bool tx_traced_ = false, rx_traced_ = false;
 };
 
 class SimFabric {
  public:
-  SimFabric(uint64_t seed, LinkModel model, FaultPlan plan);
+  // `regions`: how many threads run the nodes (1: the caller's only).
+  SimFabric(uint64_t seed, LinkModel model, FaultPlan plan, uint32_t regions = 1);
   ~SimFabric();
   SimFabric(const SimFabric&) = delete;
   SimFabric& operator=(const SimFabric&) = delete;
 
-  VirtualClock& clock() { return clock_; }
-  uint64_t now() const { return clock_.now_ns(); }
+  // The clock the nodes of `region` read (the scheduler sets it).
+  VirtualClock& clock(uint32_t region = 0);
+  // The latest virtual time any region reached.
+  uint64_t now() const;
   const LinkModel& model() const { return model_; }
   const FaultPlan& plan() const { return plan_; }
+  uint32_t regions() const { return static_cast<uint32_t>(regions_.size()); }
 
-  // Nodes and ports. Node ids are dense, in registration order.
-  uint32_t add_node(SimEndpoint* ep);
+  // Nodes and ports. Node ids are dense, in registration order; a node runs
+  // on its region's thread and reads that region's clock.
+  uint32_t add_node(SimEndpoint* ep, uint32_t region = 0);
   SimPort* add_port(uint32_t node, std::string name, PacketPool* pool, uint32_t max_frame);
   // Cable two unconnected ports; returns the link id. Random streams derive
   // from (seed, link id, direction).
@@ -127,57 +227,65 @@ class SimFabric {
 
   // Ask for node to be stepped at time t (e.g. its first boot step).
   void wake(uint32_t node, uint64_t at_ns);
-  // Room for n pending events now, so the event queue does not grow later.
+  // Room for every node in its region's scheduler heap and for n frames in
+  // flight, so neither grows during a run (the allocation test's steady
+  // state). Wire queues and rx rings keep what they grew to.
   void reserve_events(size_t n);
 
   // Run events until none is left, virtual time passes until_ns, or stop()
-  // is called. Returns the number of events processed.
-  uint64_t run(uint64_t until_ns = kNever);
-  void stop() { stop_ = true; }
-  bool idle() const { return events_.empty(); }
+  // is called. With wall_budget_s > 0 it may also return earlier, after
+  // about that many wall seconds, between two instants (or windows), so a
+  // caller can report progress; a later run() goes on exactly where it left
+  // off. Returns the number of events processed.
+  uint64_t run(uint64_t until_ns = kNever, double wall_budget_s = 0);
+  void stop() { stop_.store(true, std::memory_order_relaxed); }
+  bool idle() const;
+  // The earliest instant a node has work (kNever when idle).
+  uint64_t next_event() const;
+  // Windows the parallel scheduler has run (0 on one region).
+  uint64_t windows() const { return windows_; }
 
-  // Not owned; must outlive the fabric's run() calls. nullptr: none.
+  // Not owned; must outlive the fabric's run() calls. nullptr: none. Only
+  // with one region (its calls would otherwise come from several threads).
   void set_corrupt_observer(SimCorruptObserver* o) { corrupt_observer_ = o; }
 
-  uint64_t trace_hash() const { return trace_hash_; }
-  const FabricStats& stats() const { return stats_; }
+  uint64_t trace_hash() const;
+  const FabricStats& stats() const;
 
  private:
   friend class SimPort;
   struct Link;
-  // kDeliverCorrupt: a frame the medium flipped a bit in (the bit's index
-  // rides in Packet::user while the fabric owns the frame alone).
-  enum class EvKind : uint8_t { kDeliver, kDeliverCorrupt, kStep };
-  struct Event {
-    uint64_t time;
-    uint64_t seq;
-    Packet* pkt;       // kDeliver
-    uint32_t target;   // kDeliver: port id; kStep: node id
-    EvKind kind;
-    bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
-  };
+  struct NodeRec;
+  struct Workers;
   uint16_t transmit(SimPort* from, Packet** pkts, uint16_t n);
-  void deliver(uint64_t now, SimPort* to, Packet* p, bool corrupt);
-  void step(uint64_t now, uint32_t node, uint64_t seq);
-  void push(uint64_t t, EvKind kind, uint32_t target, Packet* p);
-  void trace(uint64_t a, uint64_t b, uint64_t c);
+  void post(SimRegion& from, SimPort* to, uint64_t arrival, uint64_t order, void* frame);
+  void arrive(SimRegion& r, uint64_t now, SimPort* to, void* frame);
+  // Scheduler (sim_sched.cc).
+  void touch(SimRegion& r, uint32_t node, uint64_t t);
+  void settle(SimRegion& r, uint32_t node);
+  uint64_t node_key(const NodeRec& n) const;
+  void process_node(SimRegion& r, uint32_t node);
+  uint64_t process(SimRegion& r, uint64_t end_excl, double wall_budget_s, bool* out_of_time);
+  void drain_mail(SimRegion& r, uint32_t parity);
+  void region_loop(uint32_t region);
+  uint64_t run_parallel(uint64_t until_ns, double wall_budget_s);
 
-  VirtualClock clock_;
   uint64_t seed_;
   LinkModel model_;
   FaultPlan plan_;
-  std::vector<SimEndpoint*> nodes_;
-  std::vector<uint64_t> wake_at_;  // per node: earliest pending kStep, kNever if none
-  std::vector<uint64_t> wake_seq_;  // per node: seq of that kStep (older ones are stale)
-  std::vector<uint16_t> port_count_;  // per node: ports added so far (next local index)
+  std::vector<std::unique_ptr<SimRegion>> regions_;
+  std::vector<NodeRec> nodes_;
   std::vector<std::unique_ptr<SimPort>> ports_;
   std::vector<Link> links_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
-  uint64_t seq_ = 0;
-  uint64_t trace_hash_ = 0xcbf29ce484222325ull;
-  FabricStats stats_;
+  std::atomic<bool> stop_{false};
+  bool parallel_ = false;  // inside run_parallel: cross-region frames go by mail
+  uint64_t windows_ = 0;
+  // run_parallel's shared state.
+  std::unique_ptr<Workers> workers_;
+  uint64_t until_ = 0;
+  double budget_ = 0;
+  mutable FabricStats stats_;
   SimCorruptObserver* corrupt_observer_ = nullptr;
-  bool stop_ = false;
 };
 
 }  // namespace toroid

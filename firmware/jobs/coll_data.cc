@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "base/rng.h"
+#include "firmware/jobs/coll_pattern.h"
 
 namespace toroid::colldata {
 
@@ -21,19 +22,6 @@ T get_as(const uint8_t* p) {
   T v;
   std::memcpy(&v, p, sizeof v);
   return v;
-}
-
-// A random double of mixed sign with exponents in [-24, 24] and full
-// 53-bit mantissas: sums round, and the rounding depends on the order.
-double spread_double(uint64_t k) {
-  const double m = 1.0 + static_cast<double>(k >> 11) * 0x1p-53;
-  const int e = static_cast<int>(mix64(k) % 49) - 24;
-  return (k & 1 ? -1.0 : 1.0) * std::ldexp(m, e);
-}
-
-template <typename I>
-I small_int(uint64_t k) {  // ties on purpose
-  return static_cast<I>(static_cast<int64_t>(k % 9) - (std::is_signed_v<I> ? 4 : 0));
 }
 
 // Exact sum as a big two's-complement integer in units of 2^-1074 (the
@@ -137,51 +125,8 @@ F exact_sum_t(const F* x, size_t n) {
 double exact_sum(const double* x, size_t n) { return exact_sum_t(x, n); }
 float exact_sum(const float* x, size_t n) { return exact_sum_t(x, n); }
 
-// 64-bit SUM: a quadratic in the rank with per-element random coefficients,
-// so the sum over ranks has a closed form (checking 1 MiB costs O(count),
-// not O(nodes * count)) and a rank missing or counted twice changes it.
-struct Quad {
-  uint64_t a, b, c;
-};
-static Quad quad(uint64_t seed, uint64_t index) {
-  const uint64_t k = mix64(seed * 0x9e3779b97f4a7c15ull + index);
-  return {mix64(k ^ 1), mix64(k ^ 2), mix64(k ^ 3)};
-}
-static bool quad_form(DType t, ROp op) { return op == ROp::kSum && (t == DType::kInt64 || t == DType::kUint64); }
-
 void element(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t index, uint8_t* out) {
-  if (quad_form(t, op)) {
-    const Quad q = quad(seed, index);
-    put<uint64_t>(out, q.a + q.b * rank + q.c * rank * rank);
-    return;
-  }
-  const uint64_t k = mix64(mix64(seed * 0x9e3779b97f4a7c15ull + rank) ^ (index * 0xbf58476d1ce4e5b9ull + 0x632be5));
-  const bool small = op == ROp::kMin || op == ROp::kMax || rop_is_loc(op);
-  const bool logical = op == ROp::kLand || op == ROp::kLor || op == ROp::kLxor;
-  // Logical: mostly true, a zero now and then (so LAND is not always 1).
-  const uint64_t lv = (k % 7 == 0) ? 0 : 1 + k % 3;
-  switch (t) {
-    case DType::kInt8: put<int8_t>(out, logical ? int8_t(lv) : small ? small_int<int8_t>(k) : int8_t(k)); break;
-    case DType::kInt16: put<int16_t>(out, logical ? int16_t(lv) : small ? small_int<int16_t>(k) : int16_t(k)); break;
-    case DType::kInt32: put<int32_t>(out, logical ? int32_t(lv) : small ? small_int<int32_t>(k) : int32_t(k)); break;
-    case DType::kInt64: put<int64_t>(out, logical ? int64_t(lv) : small ? small_int<int64_t>(k) : int64_t(k)); break;
-    case DType::kUint8: put<uint8_t>(out, logical ? uint8_t(lv) : small ? small_int<uint8_t>(k) : uint8_t(k)); break;
-    case DType::kUint16: put<uint16_t>(out, logical ? uint16_t(lv) : small ? small_int<uint16_t>(k) : uint16_t(k)); break;
-    case DType::kUint32: put<uint32_t>(out, logical ? uint32_t(lv) : small ? small_int<uint32_t>(k) : uint32_t(k)); break;
-    case DType::kUint64: put<uint64_t>(out, logical ? lv : small ? small_int<uint64_t>(k) : k); break;
-    case DType::kFloat:
-    case DType::kDouble: {
-      double v;
-      if (op == ROp::kProd) v = 1.0 + (static_cast<double>(k >> 11) * 0x1p-53 - 0.5) * 0x1p-4;
-      else if (small) v = static_cast<double>(small_int<int64_t>(k)) * 0.5;
-      else v = spread_double(k);
-      if (t == DType::kFloat) put<float>(out, static_cast<float>(v));
-      else put<double>(out, v);
-      break;
-    }
-    case DType::kAluWord: break;
-  }
-  if (rop_is_loc(op)) put<int32_t>(out + dtype_size(t), static_cast<int32_t>(rank));
+  pattern_element(t, op, seed, rank, index, out);
 }
 
 void fill(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) {
@@ -225,6 +170,13 @@ void Source::rows(uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) c
 
 void reduce_reference(const Source& src, DType t, ROp op, uint64_t nodes, uint64_t index, uint8_t* out,
                       double* bound) {
+  // Generated data: the closed form, O(1) per element whatever the nodes.
+  if (!src.from_file() && pattern_reduce(t, op, src.seed(), nodes, index, out, bound)) return;
+  reduce_direct(src, t, op, nodes, index, out, bound);
+}
+
+void reduce_direct(const Source& src, DType t, ROp op, uint64_t nodes, uint64_t index, uint8_t* out,
+                   double* bound) {
   const size_t e = elem_size(t, op);
   *bound = 0;
   uint8_t cur[16];
@@ -254,14 +206,6 @@ void reduce_reference(const Source& src, DType t, ROp op, uint64_t nodes, uint64
       else put<double>(out, prod);
       *bound = 2.0 * static_cast<double>(nodes + 1) * eps * std::fabs(prod);
     }
-    return;
-  }
-  if (quad_form(t, op) && !src.from_file()) {
-    const Quad q = quad(src.seed(), index);
-    const unsigned __int128 n = nodes;
-    const auto s1 = static_cast<uint64_t>(n * (n - 1) / 2);
-    const auto s2 = static_cast<uint64_t>((n - 1) * n * (2 * n - 1) / 6);
-    put<uint64_t>(out, q.a * nodes + q.b * s1 + q.c * s2);
     return;
   }
   const Reducer red = make_reducer(t, op);

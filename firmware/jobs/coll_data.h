@@ -5,18 +5,21 @@
 // contributions summed on 2x2x2, 4x2x1 and 8x1x1 must give the same bits in
 // exact mode.
 //
-// Values are chosen per (datatype, op) so that each op is tested where it
-// matters: full-range integers for SUM/PROD/bitwise (wrapping arithmetic),
-// small ranges with ties for MIN/MAX and the loc ops (index = the rank),
-// sparse zeros for the logical ops, floats of mixed signs and a spread of
-// exponents for SUM (so the order of additions changes the rounding) and
-// values near 1 for PROD.
+// Values follow per-(datatype, op) patterns whose reduction over the ranks
+// has a closed form (coll_pattern.h): wrapping integer SUM/PROD, bitwise ops
+// over random masks, small ranges with ties for MIN/MAX and the loc ops
+// (index = the rank), sparse zeros for the logical ops, floats of mixed signs
+// spread over 36 binades for SUM (so the order of additions changes the
+// rounding) and values near 1 for PROD. So a node checks its result in
+// O(count), whatever the partition size.
 //
 // Checking: integer and MIN/MAX/bitwise/logical/loc results are exact;
-// float SUM is compared with the correctly rounded sum (an exact big-integer
-// accumulator written for this check, independent of the library's exact
-// mode): equal bits in exact mode, within the classical error bound of
-// recursive summation otherwise; float PROD within its bound.
+// float SUM is compared with the correctly rounded sum: equal bits in exact
+// mode, within the classical error bound of recursive summation otherwise;
+// float PROD within its bound. Rows read from a user's file are reduced
+// directly (O(nodes) per element), the sum with the exact big-integer
+// accumulator below (written for this check, independent of the library's
+// exact mode).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +62,10 @@ class Source {
 // ops), computed from the inputs.
 void reduce_reference(const Source& src, DType t, ROp op, uint64_t nodes, uint64_t index, uint8_t* out,
                       double* bound);
+// The same by reducing every rank's element in rank order (what
+// reduce_reference does for file data; tests check the closed forms with it).
+void reduce_direct(const Source& src, DType t, ROp op, uint64_t nodes, uint64_t index, uint8_t* out,
+                   double* bound);
 
 // Whether got is acceptable for want: equal bits, or (floats, bound > 0)
 // within bound (NaN matches NaN, infinities must be equal).

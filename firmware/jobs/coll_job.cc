@@ -8,7 +8,8 @@
 namespace toroid {
 
 const char* const kCollJobOptions[] = {"coll",     "algo",  "dtype",  "op",            "count",   "repro", "data-seed",
-                                       "root",     "in-place", "input", "output", "buffer-blocks", "blocking"};
+                                       "root",     "in-place", "input", "output", "buffer-blocks", "blocking",
+                                       "start-at"};
 const int kCollJobOptionCount = sizeof(kCollJobOptions) / sizeof(kCollJobOptions[0]);
 
 const char* coll_job_usage() {
@@ -31,6 +32,8 @@ const char* coll_job_usage() {
          "  --output FILE         write rank 0's output buffer there (raw, little-endian)\n"
          "  --blocking yes|no     use the blocking calls (Comm::run, then a point-to-point ring with\n"
          "                        blocking send/recv); real-time rigs only (host, qemu)\n"
+         "  --start-at D          start when the node's clock reads D (sim: one virtual instant\n"
+         "                        for every node, so the case time is the operation's own)\n"
          "  prints on every node: result node=X,Y,Z sha256=HEX (of its output buffer)\n";
 }
 
@@ -96,6 +99,9 @@ Result<CollJobSpec> parse_coll_args(const std::map<std::string, std::string>& ar
       else if (v == "no" || v == "0" || v == "false") on = false;
       else return error(Code::kInvalid, "--%s '%s': use yes or no", k.c_str(), v.c_str());
       (k == "in-place" ? j.spec.in_place : j.blocking) = on;
+    } else if (k == "start-at") {
+      if (!parse_duration_ns(v.c_str(), &j.start_at_ns))
+        return error(Code::kInvalid, "--start-at '%s' is not a duration (e.g. 100us)", v.c_str());
     } else if (k == "input") {
       j.input = v;
     } else if (k == "output") {
@@ -134,6 +140,19 @@ void CollJob::start() {
     }
   }
   case_.prepare(s, comm.rank(), comm.size(), src_);
+  if (job_.start_at_ns > ctx_.loop.now()) {
+    waiting_ = true;
+    start_timer_.set_callback(&CollJob::on_start_time, this);
+    ctx_.loop.timers().arm(start_timer_, job_.start_at_ns);
+    return;
+  }
+  begin();
+}
+
+void CollJob::begin() {
+  Comm& comm = ctx_.comm;
+  const CaseSpec& s = job_.spec;
+  waiting_ = false;
   t0_ = ctx_.loop.now();
   if (job_.blocking) {
     // Called from the node's loop: the blocking calls drive that loop
@@ -168,6 +187,10 @@ Status CollJob::p2p_ring() {
 }
 
 bool CollJob::poll() {
+  if (waiting_ && ctx_.loop.now() >= job_.start_at_ns) {
+    begin();
+    return true;
+  }
   if (!running_) return false;
   Status st;
   if (!ctx_.comm.test(&st)) return false;

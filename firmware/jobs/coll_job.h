@@ -6,7 +6,9 @@
 // repro (none|fixed-order|exact), data-seed, root, in-place (yes|no),
 // buffer-blocks (xor-inplace m), input FILE (raw little-endian rows, one per
 // linear rank, row_elems() elements each: see coll_case.h), output FILE
-// (rank 0's output, raw), blocking (yes: the blocking calls, real-time rigs).
+// (rank 0's output, raw), blocking (yes: the blocking calls, real-time rigs),
+// start-at D (begin when the node's clock reads D: in the sim every node
+// starts at one virtual instant, so the case's time is the operation's).
 #pragma once
 #include <map>
 #include <string>
@@ -20,6 +22,7 @@ struct CollJobSpec {
   CaseSpec spec;
   std::string input, output;
   bool blocking = false;  // Comm::run and blocking send/recv instead of start/test
+  uint64_t start_at_ns = 0;  // start when the node's clock reads this (a common instant in the sim)
 };
 // Every option checked here, with messages that name it.
 Result<CollJobSpec> parse_coll_args(const std::map<std::string, std::string>& args);
@@ -40,7 +43,11 @@ class CollJob final : public Job {
 
  private:
   void end(Status st);
+  void begin();
   Status p2p_ring();
+  static void on_start_time(void*) {}  // the step it causes polls the job, which begins
+  Timer start_timer_;
+  bool waiting_ = false;
   JobContext ctx_;
   CollJobSpec job_;
   colldata::Source src_;

@@ -13,6 +13,7 @@
 // A barrier moves no data: no bandwidth. A row without every node's
 // repetitions gets no figure, only a note saying why.
 #pragma once
+#include "base/json.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -75,8 +76,8 @@ std::string bench_variant(const BenchRow& r);
 // The table, one string per line (header first); the selector's choices
 // carry a '*' after the algorithm.
 std::vector<std::string> bench_table(const std::vector<BenchRow>& rows);
-// A JSON string literal of s.
-std::string json_str(const std::string& s);
+// JSON string literals: base/json.h.
+using toroid::json_str;
 // A JSON array, one record per row:
 //   {"coll", "algo", "dtype", "op", "repro", "selected", "nodes", "bytes", "reps",
 //    "lat_us": {"min","median","max"}, "algbw_gbps", "busbw_gbps", plus every

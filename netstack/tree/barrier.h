@@ -36,6 +36,8 @@ class BarrierNet final : public PacketHandler, public LinkDownListener, public P
 
   // The tree the channels use (a kTree ClassRoute, verified).
   Status set_tree(uint8_t cls, const ClassRoute& tree);
+  // The same from this node's own entry alone (O(1); see CombineEngine).
+  Status set_tree(uint8_t cls, const ClassEntry& mine);
   // AND: this node arrives at the channel's current epoch. OR: this node
   // raises it. Non-blocking; the mode must be the same on every node.
   Status enter(int channel, BarrierMode mode);

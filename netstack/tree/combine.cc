@@ -40,28 +40,29 @@ CombineEngine::~CombineEngine() {
 }
 
 Status CombineEngine::add_tree(uint8_t cls, const ClassRoute& tree) {
+  if (Status st = check_tree_route(tree, net_.dims()); !st)
+    return error(st.code(), "combine: class %u: %s", cls, st.message().c_str());
+  return add_tree(cls, tree.at(net_.me()));
+}
+
+Status CombineEngine::add_tree(uint8_t cls, const ClassEntry& mine) {
   if (cls == 0 || cls >= kMaxClasses)
     return error(Code::kInvalid, "combine: class %u out of range (1..%d)", cls, kMaxClasses - 1);
   if (classes_[cls]) return error(Code::kInvalid, "combine: class %u already has a tree", cls);
-  if (tree.kind != ClassRoute::Kind::kTree)
-    return error(Code::kInvalid, "combine: class %u: a %s route is not a tree", cls, kind_name(tree.kind));
-  if (!(tree.dims == net_.dims()))
-    return error(Code::kInvalid, "combine: class %u: tree over %s on a %s partition", cls,
-                 tree.dims.to_string().c_str(), net_.dims().to_string().c_str());
-  Status st = verify_route(tree);
-  if (!st) return error(st.code(), "combine: class %u: %s", cls, st.message().c_str());
-  const Coord& me = net_.me();
-  const std::optional<Dir> up = tree_up(tree, me);
-  const std::vector<Dir> down = tree_down(tree, me);
-  if (up.has_value() == (tree.root == me))
-    return error(Code::kInvalid, "combine: class %u: node %s has no single up link", cls, me.to_string().c_str());
+  const std::optional<Dir> up = tree_entry_up(mine);
+  if (!up && mine.accept != kClassFromLocal)
+    return error(Code::kInvalid, "combine: class %u: node %s has no single up link (accepts %s)", cls,
+                 net_.me().to_string().c_str(), class_mask_name(mine.accept).c_str());
+  if (mine.out & ~kClassDirMask)
+    return error(Code::kInvalid, "combine: class %u: unknown down-link bits 0x%02x", cls, mine.out);
+  const std::vector<Dir> down = dirs_in(mine.out);
   for (Dir d : down) {
     if (net_.port_of(d) < 0)
       return error(Code::kInvalid, "combine: class %u: no port for down link %s", cls, dir_name(d));
   }
   if (up && net_.port_of(*up) < 0)
     return error(Code::kInvalid, "combine: class %u: no port for up link %s", cls, dir_name(*up));
-  st = net_.classes().install(cls, tree, me);
+  Status st = net_.classes().set(cls, mine);
   if (!st) return st;
 
   auto* cs = new ClassState;

@@ -46,6 +46,11 @@ class CombineEngine final : public PacketHandler, public LinkDownListener, publi
   // Install a tree class (also into the node's class table). The route must
   // be of kind kTree and pass verify_route.
   Status add_tree(uint8_t cls, const ClassRoute& tree);
+  // The same from this node's own entry alone (class_entry / tree_entry):
+  // O(1), for a booting node; the partition's tree is verified once,
+  // elsewhere (the rig, or a tool). The entry must accept exactly one
+  // direction (its up link) or, at the root, only local injection.
+  Status add_tree(uint8_t cls, const ClassEntry& mine);
   bool has_tree(uint8_t cls) const;
   // My place in a tree: up direction (none at the root) and down directions.
   bool is_root(uint8_t cls) const;

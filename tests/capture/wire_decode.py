@@ -63,11 +63,13 @@ LINK_NO_CRC = 0x04  # link flag: the medium guarantees integrity, no CRC was com
 def link_crc_ok(frame):
     """None when the frame is too short or its length field overruns it; True
     for a data or ack frame that says it carries no CRC (its port's medium
-    guarantees integrity: checked by the receiving port, not here)."""
+    guarantees integrity: checked by the receiving port, not here) with the
+    CRC field zero as its sender leaves it, False for NOCRC anywhere else."""
     if len(frame) < 14 + LINK_LEN:
         return None
-    if frame[15] in (1, 2) and frame[16] & LINK_NO_CRC:
-        return True
+    if frame[16] & LINK_NO_CRC:
+        # A sender sets it only on data and acks, leaving the CRC field 0.
+        return frame[15] in (1, 2) and frame[42:46] == b"\0\0\0\0"
     length = struct.unpack(">H", frame[38:40])[0]
     if length > len(frame) - 46:
         return None

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -255,4 +256,52 @@ ALLOC_TEST(SteadyState, EveryAlgorithmAllocatesNothingAfterTheFirstCall) {
   }
   if (!only) CHECK(ran >= 20);
   CHECK_TEXT(report.empty(), report.c_str());
+}
+
+// Exact float sums with a barrier between each two (as a benchmark runs
+// them): the sum's object, whose operand buffers are several times the
+// data, is kept while the barrier runs, so after the first round neither
+// operation allocates.
+ALLOC_TEST(SteadyState, ExactSumsBetweenBarriersAllocateNothingAfterTheFirst) {
+  LogCapture log;
+  SimOptions o = options("2x2x2", "train", 1);
+  o.preallocate = true;
+  auto rig = std::make_unique<SimRig>(o);
+  CHECK_TRUE(rig->build().is_ok());
+  CHECK_EQUAL(rig->node_count(), rig->run().passed);
+  auto comms = world_comms(*rig);
+  const uint32_t n = rig->node_count();
+  constexpr uint64_t kCount = 4096;
+  std::vector<std::vector<double>> send(n), recv(n);
+  std::vector<CollArgs> sums(n), barriers(n);
+  for (uint32_t r = 0; r < n; ++r) {
+    send[r].resize(kCount);
+    for (uint64_t k = 0; k < kCount; ++k) send[r][k] = std::ldexp(1.0 + 0.001 * (r + 1), static_cast<int>(k % 49) - 24);
+    recv[r].assign(kCount, 0.0);
+    sums[r].kind = CollKind::kAllreduce;
+    sums[r].dtype = DType::kDouble;
+    sums[r].op = ROp::kSum;
+    sums[r].repro = Repro::kExact;
+    sums[r].count = kCount;
+    sums[r].send = send[r].data();
+    sums[r].recv = recv[r].data();
+    barriers[r].kind = CollKind::kBarrier;
+  }
+  CHECK_TRUE(run_once(*rig, comms, sums, "ring"));
+  const CollAlgo* first = comms[0]->active_algo();
+  CHECK_TRUE(run_once(*rig, comms, barriers));
+  g_allocs = 0;
+  g_counting = true;
+  bool ok = true;
+  for (int k = 0; k < 100 && ok; ++k) ok = run_once(*rig, comms, sums, "ring") && run_once(*rig, comms, barriers);
+  g_counting = false;
+  CHECK_TRUE(ok);
+  LONGS_EQUAL(0, g_allocs.load());
+  CHECK_TRUE(run_once(*rig, comms, sums, "ring"));
+  CHECK_TRUE(comms[0]->active_algo() == first);  // the same object all along
+  STRCMP_EQUAL("ring (exact)", comms[0]->algo().c_str());
+  // The sums are right: 8 contributions of 2^e * (1 + 0.001 r), r = 1..8.
+  double want = 0;
+  for (uint32_t r = 0; r < n; ++r) want += std::ldexp(1.0 + 0.001 * (r + 1), static_cast<int>(kCount - 1) % 49 - 24);
+  DOUBLES_EQUAL(want, recv[5][kCount - 1], std::ldexp(want, -50));
 }

@@ -1,6 +1,7 @@
 // The toroid-sim command line: exit statuses and messages, as scripts see them.
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +35,17 @@ Out sim(const std::string& args) {
 }
 
 bool has(const Out& o, const char* s) { return o.text.find(s) != std::string::npos; }
+
+std::string read_file(const std::string& path) {
+  std::string s;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return s;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
 
 }  // namespace
 
@@ -96,17 +108,6 @@ TEST(SimCli, HelpDescribesTheContractForms) {
 }
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::string s;
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return s;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  std::fclose(f);
-  return s;
-}
 
 // The sha256 values of the "result node=... sha256=HEX" lines.
 std::vector<std::string> shas(const Out& o) {
@@ -179,4 +180,66 @@ TEST(SimCli, CollJobOptionErrorsNameTheOption) {
   o = sim("--dims 3x3x1 --job coll --coll allreduce --algo cube300 --quiet");
   LONGS_EQUAL(1, o.status);
   CHECK_TEXT(has(o, "not applicable: needs a 2x2x2 communicator"), o.text.c_str());
+}
+
+TEST(SimCli, ThreadsLinkModelAndScalingOptionsAreChecked) {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"--dims 2x2x2 --job train --threads 0", "--threads '0' must be 1..64"},
+      {"--dims 2x2x2 --job train --link-model cray", "--link-model 'cray': known models are default, bgl"},
+      {"--dims 2x2x2,4x4x4 --job train", "a list of --dims is for --job scaling"},
+      {"--dims 2x2x2 --job train --json x.json", "--json is an option of --job scaling"},
+      {"--dims 2x2x2,4x0x1 --job scaling", "--dims '4x0x1'"},
+      {"--dims 2x2x2 --job train --threads 2 --link-latency 0ns", "needs a link latency of at least 1 ns"},
+      {"--dims 2x2x2 --job train --threads 2 --pcap cap-refused", "--pcap runs on one scheduler thread"},
+  };
+  for (const auto& c : cases) {
+    const Out o = sim(c.args);
+    LONGS_EQUAL_TEXT(2, o.status, c.args);
+    CHECK_TEXT(has(o, c.message), o.text.c_str());
+  }
+}
+
+// The same run on two threads: the same verdict, counters and trace hash.
+TEST(SimCli, TwoThreadsPrintTheSameCountersAndHash) {
+  auto tail = [](const Out& o) {
+    const size_t at = o.text.find("medium:");
+    const size_t end = o.text.find("verdict:");
+    return at == std::string::npos || end == std::string::npos ? std::string() : o.text.substr(at, end - at);
+  };
+  const std::string args = "--dims 4x4x2 --job traffic --pattern uniform --faults drop=0.05,reorder=0.05 --quiet";
+  const Out a = sim(args + " --threads 1");
+  const Out b = sim(args + " --threads 2");
+  LONGS_EQUAL(0, a.status);
+  LONGS_EQUAL(0, b.status);
+  CHECK(!tail(a).empty());
+  STRCMP_EQUAL(tail(a).c_str(), tail(b).c_str());
+}
+
+// The scaling job: a row per shape and operation, BG/L's figures only at
+// 65,536 nodes, heavy operations skipped with their reason, and JSON rows.
+TEST(SimCli, ScalingJobPrintsARowPerShapeAndOperation) {
+  const std::string json = "/tmp/toroid-cli-scaling-" + std::to_string(getpid()) + ".json";
+  Out o = sim("--job scaling --link-model bgl --dims 2x2x2,4x4x2 --json " + json);
+  LONGS_EQUAL_TEXT(0, o.status, o.text.c_str());
+  CHECK_TEXT(has(o, "scaling on sim, link model bgl"), o.text.c_str());
+  // bgl: 12 ns per barrier hop, 2 x depth hops (depth 3 on 2x2x2, 5 on 4x4x2).
+  CHECK_TEXT(has(o, "2x2x2           8  barrier (barrier network)            PASS        0.07 us"), o.text.c_str());
+  CHECK_TEXT(has(o, "4x4x2          32  barrier (barrier network)            PASS        0.12 us"), o.text.c_str());
+  CHECK_TEXT(has(o, "alltoall int64 8 B"), o.text.c_str());
+  CHECK_FALSE(has(o, "result node="));  // the per-node result lines are kept out of the table
+  const std::string text = read_file(json);
+  std::remove(json.c_str());
+  CHECK_TEXT(text.find("\"link_model\": \"bgl\"") != std::string::npos, text.c_str());
+  CHECK_TEXT(text.find("{\"dims\": \"2x2x2\", \"nodes\": 8, \"op\": \"barrier (barrier network)\", \"status\": "
+                       "\"pass\", \"virtual_ns\": 72") != std::string::npos,
+             text.c_str());
+  CHECK_TEXT(text.find("{\"dims\": \"4x4x2\", \"nodes\": 32, \"op\": \"barrier (barrier network)\", \"status\": "
+                       "\"pass\", \"virtual_ns\": 120") != std::string::npos,
+             text.c_str());
+  size_t rows = 0;
+  for (size_t at = text.find("\"dims\""); at != std::string::npos; at = text.find("\"dims\"", at + 1)) ++rows;
+  UNSIGNED_LONGS_EQUAL(10, rows);
 }

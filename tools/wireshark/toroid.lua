@@ -447,6 +447,13 @@ local function dissect_link(tvb, pinfo, root, dst, src)
   if no_crc then
     tree:add(f["crc.status"], tvb(28, 4), 2):set_generated()
     crc_item:add_proto_expert_info(ex.unchecked)
+    -- A sender sets NOCRC only on data and acks, with the CRC field zero;
+    -- anything else is a flipped flag bit (the receiving port refuses it too).
+    if ftype ~= 1 and ftype ~= 2 then
+      bad(crc_item, "NOCRC on a frame type that always carries a CRC")
+    elseif tvb(28, 4):uint() ~= 0 then
+      bad(crc_item, string.format("NOCRC but the CRC field holds 0x%08x (a sender leaves it 0)", tvb(28, 4):uint()))
+    end
   elseif length <= body then
     local want = link_crc(tvb, 0, length)
     crc_ok = want == tvb(28, 4):uint()

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/rng.h"
+#include "collectives/arith/float_sum_layout.h"  // the vector kernels' switch
 #include "collectives/arith/tree_arith.h"
 #include "netstack/tree/alu.h"
 
@@ -472,8 +473,11 @@ TEST(ArithFloatSum, ExponentSpreadOverTheWholeRange) {
   check_bits(kDMin, network_float_sum1<double>({kDMax, kDMin, -kDMax}), "DBL_MAX, 2^-1074, -DBL_MAX");
   FloatSumPlan plan;
   network_float_sum1<double>({big, kDMin}, &plan);
-  LONGS_EQUAL(256, plan.width);  // 2098 window bits: two 2048-bit chunks
-  LONGS_EQUAL(2, plan.operands);
+  // 2098 window bits on 2 nodes: 16 chunks of 126 bits in 16-byte fields and
+  // one of 82 in 11 bytes; the 128-byte sub-blocks fill 8 operands of 256
+  // bytes, the 88-byte one starts a ninth.
+  LONGS_EQUAL(256, plan.width);
+  LONGS_EQUAL(9, plan.operands);
   // Every binade once, both signs, then with the big ones cancelled.
   std::vector<double> all;
   for (int e = -1074; e <= 1023; ++e) all.push_back((e % 3 ? 1 : -1) * std::ldexp(1.0, e));
@@ -495,7 +499,12 @@ TEST(ArithFloatSum, SubnormalsOnly) {
   check_bits(std::numeric_limits<double>::min(), network_float_sum1<double>({sub_max, kDMin}), "into the normals");
   FloatSumPlan plan;
   network_float_sum1<double>(x, &plan);
-  LONGS_EQUAL(16, plan.width);  // one binade: 53 + 33 bits fit 128
+  // One binade on 1000 nodes: 53 value bits, a sign and 10 of headroom make
+  // an 8-byte field; one value per node is one group of 8 fields, 64 bytes,
+  // four to an operand.
+  LONGS_EQUAL(10, plan.headroom);
+  LONGS_EQUAL(256, plan.width);
+  LONGS_EQUAL(1, plan.operands);
 }
 
 TEST(ArithFloatSum, SignedZeros) {
@@ -508,8 +517,13 @@ TEST(ArithFloatSum, SignedZeros) {
   check_bits(-0.0f, network_float_sum1<float>({-0.0f, -0.0f}), "float all -0");
   check_bits(0.0f, network_float_sum1<float>({-0.0f, 0.0f}), "float mixed zeros");
   FloatSumPlan plan;
+  network_float_sum1<double>({0.0, 0.0, 0.0}, &plan);
+  LONGS_EQUAL(0, plan.operands);  // +0 only: settled by pass 1
+  // A -0 anywhere in a block adds a -0 counter per value: 2 bits on 2 nodes,
+  // one byte per field.
   network_float_sum1<double>({-0.0, 0.0}, &plan);
-  LONGS_EQUAL(0, plan.operands);  // settled by pass 1
+  LONGS_EQUAL(256, plan.width);  // 8-byte sub-blocks, 32 to an operand
+  LONGS_EQUAL(1, plan.operands);
 }
 
 TEST(ArithFloatSum, RoundsOnceToNearestEven) {
@@ -530,6 +544,38 @@ TEST(ArithFloatSum, RoundsOnceToNearestEven) {
   check_bits(kDMax, network_float_sum1<double>({kDMax, half_ulp_max, -kDMin}), "just below the tie");
   check_sum<double>({kDMax, half_ulp_max}, "mpfr agrees at the overflow tie");
   check_sum<double>({kDMax, half_ulp_max, -kDMin}, "mpfr agrees below it");
+}
+
+TEST(ArithFloatSum, PassTwoCostFollowsEachBlocksExponentSpread) {
+  // Per value ceil((spread + 53 + 1 + h) / 8) bytes, h = ceil(log2 N): the
+  // cost model of tree_arith.h section 3, exactly, for uniform blocks (all
+  // sub-blocks one size: operands of whole sub-blocks, only the last one
+  // part empty).
+  Rng rng(0x14u);
+  constexpr uint32_t kN = 512;  // 8 blocks, 64 groups
+  for (uint32_t nodes : {2u, 8u}) {
+    const uint32_t h = nodes == 2 ? 1 : 3;
+    for (int spread : {0, 7, 8, 23, 48, 70}) {
+      std::vector<std::vector<double>> x(nodes, std::vector<double>(kN));
+      for (uint32_t r = 0; r < nodes; ++r) {
+        for (uint32_t k = 0; k < kN; ++k) {
+          // Each block spans exactly `spread` binades: its first value on
+          // node 0 sits at the bottom, its second at the top.
+          const int e = r == 0 && k % kFloatSumBlock == 0   ? 0
+                        : r == 0 && k % kFloatSumBlock == 1 ? spread
+                                                            : static_cast<int>(rng.below(spread + 1));
+          x[r][k] = (rng.chance(0.5) ? -1.0 : 1.0) * std::ldexp(1.0 + rng.uniform(), e - 20);
+        }
+      }
+      FloatSumPlan plan;
+      network_float_sum<double>(x, &plan);
+      const uint32_t field = (spread + 53 + 1 + h + 7) / 8;  // bytes per value
+      const uint32_t per_operand = kAluMaxWidth / (8 * field);
+      LONGS_EQUAL(8 * field * per_operand, plan.width);
+      LONGS_EQUAL((kN / 8 + per_operand - 1) / per_operand, plan.operands);
+      check_sums(x, "spread " + std::to_string(spread) + " on " + std::to_string(nodes) + " nodes");
+    }
+  }
 }
 
 TEST(ArithFloatSum, RandomMixesUpToTenThousandNodes) {
@@ -561,8 +607,11 @@ TEST(ArithFloatSum, VectorsMixSpecialsZerosAndWindows) {
   };
   FloatSumPlan plan;
   const auto got = network_float_sum<double>(x, &plan);
+  // One block: the whole range on 3 nodes (2075 window bits, 17 chunks of
+  // at most 125 bits: 16 sub-blocks of 128 bytes and one of 80), and 4
+  // counters of 3 bits (one sub-block of 16 bytes).
   LONGS_EQUAL(256, plan.width);
-  LONGS_EQUAL(3, plan.operands);  // 2 + 1 + 0 + 0 + 0
+  LONGS_EQUAL(9, plan.operands);
   check_bits(kDMin, got[0], "full range");
   check_bits(3.5, got[1], "narrow");
   check_bits(0.0, got[2], "zeros");
@@ -605,8 +654,8 @@ TEST(ArithFloatSum, FloatsExactAndCorrectlyRounded) {
     }
     FloatSumPlan plan;
     network_float_sum<float>(x, &plan);
-    CHECK(plan.width <= 40);  // 277 window bits + 33: one operand of 40 bytes at most
-    LONGS_EQUAL(4, plan.operands);
+    // 277 window bits at most: 3 chunks of 16 bytes per value (a group of 8).
+    CHECK(float_sum_pass2(plan).bytes() <= 3 * 128 + plan.width);
     check_sums(x, "float nodes " + std::to_string(nodes));
   }
 }
@@ -620,23 +669,117 @@ TEST(ArithFloatSum, PlanLimitsAndConsistency) {
   CHECK_TRUE(float_sum_plan<double>(p1.data(), 1, kFloatSumMaxNodes).is_ok());
   const auto too_many = float_sum_plan<double>(p1.data(), 1, kFloatSumMaxNodes + 1);
   CHECK(too_many.status().code() == Code::kOutOfRange);
+  CHECK(float_sum_plan<double>(p1.data(), 1, 0).status().code() == Code::kOutOfRange);
+  // 53 bits + sign + 2 of headroom: 7-byte fields, 56-byte sub-blocks, four
+  // to an operand.
   auto plan = float_sum_plan<double>(p1.data(), 1, 4).value();
-  LONGS_EQUAL(16, plan.width);
+  LONGS_EQUAL(224, plan.width);
   LONGS_EQUAL(1, plan.operands);
+  LONGS_EQUAL(2, plan.headroom);
   const TreePass p2 = float_sum_pass2(plan);
-  CHECK(p2.op == AluOp::kAdd && p2.type == AluType::kSigned);
+  CHECK(p2.op == AluOp::kAdd && p2.type == AluType::kUnsigned);
   const TreePass pass1 = float_sum_pass1(3);
   CHECK(pass1.op == AluOp::kMax && pass1.type == AluType::kUnsigned && pass1.width == 4);
-  LONGS_EQUAL(3 * kFloatSumPass1Words, pass1.operands);
-  // A pass-1 result no encoder can produce: bmin above bmax, a flag of 2.
+  LONGS_EQUAL(kFloatSumPass1Words, pass1.operands);  // one block
+  LONGS_EQUAL(2 * kFloatSumPass1Words, float_sum_pass1(kFloatSumBlock + 1).operands);
+  // A pass-1 result no encoder can produce: bmin above bmax, a flag of 3.
   std::vector<uint8_t> bad = p1;
   bad[4] = 0;
   bad[5] = 0;  // (2047 - bmin) = 0 while bmax != 0
   CHECK(float_sum_plan<double>(bad.data(), 1, 4).status().code() == Code::kInvalid);
   bad = p1;
-  bad[8] = 2;
+  bad[8] = 3;
   CHECK(float_sum_plan<double>(bad.data(), 1, 4).status().code() == Code::kInvalid);
 }
+
+namespace {
+
+// Every intermediate of one float sum: pass-1 words and pass-2 operands of
+// each node, their combinations, the plan and the decoded sums.
+struct Trace {
+  Bufs p1, p2;
+  std::vector<uint8_t> r1, r2;
+  FloatSumPlan plan;
+  std::vector<double> sum;
+};
+
+Trace trace_float_sum(const std::vector<std::vector<double>>& x) {
+  const auto nodes = static_cast<uint32_t>(x.size());
+  const auto n = static_cast<uint32_t>(x[0].size());
+  Trace t;
+  const TreePass p1 = float_sum_pass1(n);
+  t.p1.assign(nodes, std::vector<uint8_t>(p1.bytes()));
+  for (uint32_t i = 0; i < nodes; ++i) float_sum_pass1_encode<double>(x[i].data(), n, t.p1[i].data());
+  t.r1 = t.p1[0];
+  for (uint32_t i = 1; i < nodes; ++i) combine(p1, t.r1, t.p1[i]);
+  t.plan = float_sum_plan<double>(t.r1.data(), n, nodes).value();
+  const TreePass p2 = float_sum_pass2(t.plan);
+  t.p2.assign(nodes, std::vector<uint8_t>(p2.bytes(), 0xa5));  // encoders write every byte
+  for (uint32_t i = 0; i < nodes; ++i) float_sum_pass2_encode<double>(t.plan, t.r1.data(), x[i].data(), n, t.p2[i].data());
+  t.r2 = t.p2[0];
+  for (uint32_t i = 1; i < nodes && p2.operands != 0; ++i) combine(p2, t.r2, t.p2[i]);
+  t.sum.assign(n, 7.0);
+  float_sum_decode<double>(t.plan, t.r1.data(), t.r2.data(), n, t.sum.data());
+  return t;
+}
+
+// Block b of node r: a mix of what the kernels take and what they leave.
+double kernel_case(Rng& rng, uint32_t r, uint32_t k) {
+  const uint32_t b = k / kFloatSumBlock;
+  const double sign = rng.chance(0.5) ? -1.0 : 1.0;
+  const double m = 1.0 + rng.uniform();
+  switch (b % 9) {
+    case 0: return sign * std::ldexp(m, static_cast<int>(rng.below(3)));               // narrow: 7-byte fields
+    case 1: return sign * std::ldexp(m, static_cast<int>(rng.below(49)) - 24);         // the bench's spread
+    case 2: return sign * std::ldexp(m, static_cast<int>(rng.below(70)) - 600);        // 16-byte fields
+    case 3: return r == 0 && k % 5 == 0 ? -0.0 : sign * m;                             // a -0: counters
+    case 4: return (r % 2 ? -1.0 : 1.0) * std::ldexp(1.0 + (k % 7) * 0x1p-52, -1060);  // subnormal sums, zeros
+    case 5: return std::ldexp(m, 1023);                                                // overflow to +Inf
+    case 6: return (r % 2 ? -1.0 : 1.0) * std::ldexp(1.0, static_cast<int>(k % 40));   // exact zero sums
+    case 7: return k % 11 == 0 ? std::ldexp(m, -1074 + 60) : sign * m * 1e300;         // two chunks
+    default: return r == 1 && k % 13 == 0 ? INFINITY : sign * m;                       // Inf: counters
+  }
+}
+
+}  // namespace
+
+// The vector kernels (float_sum_avx512.cc) against the portable code: the
+// same pass-1 words, pass-2 operands and sums, bit for bit, on blocks the
+// kernels take and blocks they leave, lengths that end inside a group and a
+// block, and lanes they hand back (subnormal, infinite and zero sums).
+IGNORE_TEST(ArithFloatSum, VectorKernelsMatchThePortableCodeByteForByte) {
+  for (uint32_t nodes : {1u, 2u, 3u, 8u, 300u}) {
+    for (uint32_t n : {1u, 7u, 9u, 64u, 200u, 9u * 64 + 13}) {
+      Rng rng(nodes * 1000 + n);
+      std::vector<std::vector<double>> x(nodes, std::vector<double>(n));
+      for (uint32_t r = 0; r < nodes; ++r)
+        for (uint32_t k = 0; k < n; ++k) x[r][k] = kernel_case(rng, r, k);
+      detail::float_sum_use_vector(false);
+      const Trace want = trace_float_sum(x);
+      detail::float_sum_use_vector(true);
+      const Trace got = trace_float_sum(x);
+      const std::string what = std::to_string(nodes) + " nodes, " + std::to_string(n) + " values";
+      for (uint32_t r = 0; r < nodes; ++r) {
+        CHECK_TEXT(want.p1[r] == got.p1[r], ("pass-1 words, " + what).c_str());
+        CHECK_TEXT(want.p2[r] == got.p2[r], ("pass-2 operands, " + what).c_str());
+      }
+      LONGS_EQUAL(want.plan.width, got.plan.width);
+      LONGS_EQUAL(want.plan.operands, got.plan.operands);
+      for (uint32_t k = 0; k < n; ++k) check_bits(want.sum[k], got.sum[k], what + " value " + std::to_string(k));
+    }
+  }
+}
+
+namespace {
+[[maybe_unused]] const bool kVectorTestRuns = [] {
+  if (!detail::float_sum_avx512_usable()) {
+    std::printf("SKIP ArithFloatSum.VectorKernelsMatchThePortableCodeByteForByte: no AVX-512 VBMI/VBMI2 on this CPU\n");
+    return false;
+  }
+  IGNOREArithFloatSum_VectorKernelsMatchThePortableCodeByteForByte_TestShell_instance.setRunIgnored();
+  return true;
+}();
+}  // namespace
 
 TEST(ArithFloatSum, SameBitsOnEveryShapeWithoutMpfrToo) {
   // Reproducibility alone (no reference): 300 nodes of whole-range doubles.

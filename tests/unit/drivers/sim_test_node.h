@@ -5,6 +5,8 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -49,9 +51,9 @@ struct RxRecord {
 
 class TestNode final : public SimEndpoint {
  public:
-  TestNode(SimFabric& fabric, uint32_t buf_size = 2048, uint32_t max_packets = 8192)
+  TestNode(SimFabric& fabric, uint32_t buf_size = 2048, uint32_t max_packets = 8192, uint32_t region = 0)
       : pool(buf_size, max_packets), fabric_(fabric) {
-    id = fabric.add_node(this);
+    id = fabric.add_node(this, region);
   }
   ~TestNode() override {
     for (auto& s : streams_)
@@ -76,6 +78,13 @@ class TestNode final : public SimEndpoint {
     if (port->tx_burst(&p, 1) == 1) return true;
     p->free();
     return false;
+  }
+  // What arrived, in order: the payload sequence numbers and the instants.
+  void arrivals(std::vector<uint32_t>* seqs, std::vector<uint64_t>* times) const {
+    for (const auto& r : rx) {
+      seqs->push_back(r.seq);
+      times->push_back(r.time);
+    }
   }
   bool pending() const {
     for (auto& s : streams_)
@@ -154,16 +163,28 @@ class TestNode final : public SimEndpoint {
   std::vector<Stream> streams_;
 };
 
+// A fault plan for tests (on a 4x4x4 partition); a bad spec is a test bug.
+inline FaultPlan plan_of(const char* spec) {
+  Dims d;
+  d.n = {4, 4, 4};
+  auto r = parse_fault_plan(spec, d);
+  if (!r.is_ok()) {
+    std::fprintf(stderr, "plan_of(\"%s\"): %s\n", spec, r.status().to_string().c_str());
+    std::abort();
+  }
+  return *r;
+}
+
 // A fabric and its nodes, torn down in the safe order: the fabric frees the
 // frames it still holds back to the nodes' pools, so it must go first.
 struct Rig {
   std::vector<std::unique_ptr<TestNode>> nodes;  // destroyed after `fabric`
   SimFabric fabric;
 
-  explicit Rig(uint64_t seed, LinkModel model = LinkModel{}, FaultPlan plan = FaultPlan{})
-      : fabric(seed, model, std::move(plan)) {}
-  TestNode& add_node() {
-    nodes.push_back(std::make_unique<TestNode>(fabric));
+  explicit Rig(uint64_t seed, LinkModel model = LinkModel{}, FaultPlan plan = FaultPlan{}, uint32_t regions = 1)
+      : fabric(seed, model, std::move(plan), regions) {}
+  TestNode& add_node(uint32_t region = 0) {
+    nodes.push_back(std::make_unique<TestNode>(fabric, 2048, 8192, region));
     return *nodes.back();
   }
   // A new port on each node, cabled together; returns the link id.

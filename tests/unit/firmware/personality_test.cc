@@ -128,6 +128,31 @@ TEST(Personality, FromFlags) {
   CHECK(contains(missing.status().message(), "missing field 'job'"));
 }
 
+// Found by fuzzing (tests/fuzz/personality_fuzz.cc): a flag's value went
+// into the file form as is, so a line break in it added a line of its own
+// (here an extra job argument), a '#' cut it short and a vertical tab split
+// it, unseen.
+TEST(Personality, FlagValuesCannotAddLinesOrComments) {
+  const std::vector<std::string> base = {"--dims", "1x1x1", "--coord", "0,0,0"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), more.begin(), more.end());
+    return parse_personality_args(a);
+  };
+  auto injected = with({"--job", "selftest\narg = level full"});
+  CHECK_FALSE(injected.is_ok());
+  STRCMP_CONTAINS("personality: --job: a value cannot hold '#' or a control character (0x0a)",
+                  injected.status().message().c_str());
+  auto cut = with({"--job", "train", "--arg", "level=quick#full"});
+  CHECK_FALSE(cut.is_ok());
+  STRCMP_CONTAINS("--arg: a value cannot hold '#' or a control character (0x23)", cut.status().message().c_str());
+  CHECK_FALSE(with({"--job", "train", "--partition", "p\rq"}).is_ok());
+  CHECK_FALSE(with({"--job", "train", "--arg", "level=\vfull"}).is_ok());
+  auto ok = with({"--job", "train", "--arg", "level=quick"});
+  CHECK_TRUE_TEXT(ok.is_ok(), ok.status().message().c_str());
+  LONGS_EQUAL(1, ok->job_args.size());
+}
+
 TEST(Personality, FromFileWithFlagOverride) {
   char path[] = "/tmp/toroid-personality-XXXXXX";
   const int fd = mkstemp(path);

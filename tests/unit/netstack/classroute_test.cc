@@ -3,6 +3,7 @@
 // under test) counts copies, sends and hops; hand-broken tables are rejected
 // with the reason; the per-node ClassTable.
 #include <cstdint>
+#include <iterator>
 #include <deque>
 #include <string>
 #include <vector>
@@ -278,6 +279,47 @@ TEST(ClassRouteGen, TreeUpAndDownLinks) {
     }
     CHECK(cur == root);
   }
+}
+
+// What a booting node computes for itself (class_entry, O(1)) is what the
+// expansion generators, checked by verify_route above, give it: every node of
+// every shape, root, kind and order here.
+TEST(ClassRouteGen, ClosedFormEntryEqualsTheGenerator) {
+  const std::array<int, kDims> orders[] = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {1, 0, 2}};
+  const Dims extra[] = {dims(6, 2, 3), dims(2, 2, 9), dims(7, 1, 4)};
+  std::vector<Dims> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.insert(shapes.end(), std::begin(extra), std::end(extra));
+  uint64_t compared = 0;
+  auto same_everywhere = [&](const ClassRoute& r) {
+    for (uint32_t k = 0; k < r.dims.nodes(); ++k) {
+      const ClassEntry e = class_entry(r, coord_of(k, r.dims));
+      if (!(e == r.by_rank[k]))
+        FAIL(("class_entry differs from the generator at node " + coord_of(k, r.dims).to_string() + " of " +
+              kind_name(r.kind) + " route on " + r.dims.to_string() + " rooted at " + r.root.to_string())
+                 .c_str());
+      ++compared;
+    }
+  };
+  for (const Dims& d : shapes)
+    for (const Coord& root : roots_for(d)) {
+      for (int a = 0; a < kDims; ++a) {
+        same_everywhere(make_line_route(d, root, a));
+        for (int b = 0; b < kDims; ++b)
+          if (a != b) same_everywhere(make_plane_route(d, root, a, b));
+      }
+      for (const auto& o : orders) {
+        same_everywhere(make_box_route(d, root, o));
+        const ClassRoute t = make_tree_route(d, root, o);
+        same_everywhere(t);
+        const Coord probe = coord_of(d.nodes() / 2, d);
+        CHECK(tree_entry(d, root, probe, o) == t.at(probe));
+      }
+    }
+  CHECK(compared > 100000);
+  // Bad arguments and nodes outside the dims give an empty entry.
+  CHECK_FALSE(tree_entry(dims(4, 4, 1), coord(4, 0, 0), coord(0, 0, 0)).valid());
+  CHECK_FALSE(tree_entry(dims(4, 4, 1), coord(0, 0, 0), coord(0, 4, 0)).valid());
+  CHECK_FALSE(tree_entry(dims(4, 4, 1), coord(0, 0, 0), coord(1, 0, 0), {0, 0, 2}).valid());
 }
 
 TEST(ClassRouteGen, BadArgumentsAreRejectedByTheVerifier) {

@@ -171,6 +171,13 @@ class SelftestParseTest(unittest.TestCase):
             self.assertTrue(e.exception.message.startswith(message), e.exception.message)
 
 
+class SimHelpTest(unittest.TestCase):
+    def test_help_lists_the_scale_options(self):
+        text = parser("sim").format_help()
+        for word in ("--threads N", "--link-model MODEL", "bgl", "scaling", "--pcap DIR"):
+            self.assertIn(word, text)
+
+
 class MpirunParseTest(unittest.TestCase):
     def test_launcher_gets_every_option_but_rig_and_the_program_keeps_its_own(self):
         plan = cmd_mpirun.parse(["-n", "8", "--driver", "uring", "--rig=host", "--env", "TOROID_REPRO=exact", "-q",

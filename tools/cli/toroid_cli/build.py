@@ -3,6 +3,8 @@
   release  build/        --buildtype=release
   debug    build-debug/  --buildtype=debug
   asan     build-asan/   --buildtype=debug -Db_sanitize=address,undefined
+  fuzz     build-fuzz/   clang, -Dfuzz=true, every object with the fuzzer's
+                         coverage and ASan + UBSan (`./toroid fuzz` only)
 
 `meson setup` runs only when the dir is not configured yet; a configured but
 broken dir is re-created with `meson setup --wipe`; otherwise `meson compile`
@@ -21,7 +23,15 @@ VARIANTS = {
     "release": ("build", ["--buildtype=release"]),
     "debug": ("build-debug", ["--buildtype=debug"]),
     "asan": ("build-asan", ["--buildtype=debug", "-Db_sanitize=address,undefined"]),
+    # Optimised (fuzzing wants executions per second) with assertions kept
+    # (the project default b_ndebug=false); UBSan stops at the first error
+    # so that libFuzzer keeps the input; line tables for the stack traces.
+    "fuzz": ("build-fuzz", ["--buildtype=release", "-Db_sanitize=address,undefined", "-Db_lundef=false",
+                            "-Dfuzz=true",
+                            "-Dcpp_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all -gline-tables-only"]),
 }
+# Variants configured with another compiler than the default one.
+VARIANT_COMPILERS = {"fuzz": ("clang", "clang++")}
 
 
 def build_dir(variant):
@@ -80,21 +90,34 @@ def up_to_date(path):
     return r is not None and any(line.startswith("ninja: no work to do") for line in r.stdout.splitlines())
 
 
-def build(paths, variant, out, quiet=False):
-    """Configures if needed and compiles; with quiet, says nothing when the
-    build is up to date. Raises Failure when configuring or compiling fails.
-    Output (meson's and ninja's included) goes to `out`."""
+def _compiler_env(variant):
+    """The environment `meson setup` runs in: CC/CXX for a variant that needs
+    its own compiler (meson reads them when it configures, never again)."""
+    if variant not in VARIANT_COMPILERS:
+        return None
+    cc, cxx = VARIANT_COMPILERS[variant]
+    if shutil.which(cxx) is None:
+        raise Failure("the %s build needs %s (./toroid setup installs it)" % (variant, cxx))
+    return dict(os.environ, CC=cc, CXX=cxx)
+
+
+def build(paths, variant, out, quiet=False, targets=None):
+    """Configures if needed and compiles (only `targets`, meson target names,
+    when given); with quiet, says nothing when the build is up to date.
+    Raises Failure when configuring or compiling fails. Output (meson's and
+    ninja's included) goes to `out`."""
     if paths.installed:
         return
     name, setup_args = VARIANTS[variant]
     path = os.path.join(paths.root, name)
-    if quiet and healthy(path) and up_to_date(path):
+    if quiet and not targets and healthy(path) and up_to_date(path):
         return
     failed = Failure("build failed in %s/" % name)
+    env = _compiler_env(variant)
 
     def run(cmd):
         out.flush()
-        return run_child(cmd, cwd=paths.root, stdout=out) == 0
+        return run_child(cmd, cwd=paths.root, stdout=out, env=env) == 0
 
     say(out, "building (%s) in %s/ ..." % (variant, name))
     if os.path.isfile(os.path.join(path, "meson-private", "coredata.dat")):
@@ -105,7 +128,7 @@ def build(paths, variant, out, quiet=False):
                 raise failed
     elif not run(["meson", "setup", name] + setup_args):
         raise failed
-    if not run(["meson", "compile", "-C", name]):
+    if not run(["meson", "compile", "-C", name] + list(targets or [])):
         raise failed
 
 

@@ -28,9 +28,11 @@ only linkdown may repeat (several cut links); any other key twice is an error.""
                        epilog="exit status: the simulator's status; 1 if the build failed")
     p.add_argument("-h", "--help", action="store_true", help="the simulator's own help (toroid-sim --help)")
     p.add_argument("--dims", metavar="XxYxZ", help="partition shape")
-    p.add_argument("--job", metavar="JOB", help="selftest | coll | traffic | train | bench")
+    p.add_argument("--job", metavar="JOB", help="selftest | coll | traffic | train | bench | scaling")
     p.add_argument("--seed", metavar="N", help="seed of the fault plan and the job's data")
     p.add_argument("--faults", metavar="SPEC", help="seeded faults (above)")
+    p.add_argument("--threads", metavar="N", help="scheduler threads (the same events and trace hash as one)")
+    p.add_argument("--link-model", metavar="MODEL", help="default | bgl (Blue Gene/L's torus, tree and barrier networks)")
     p.add_argument("--pcap", metavar="DIR", help="capture every port's frames in virtual time (docs/capture.md)")
     return p
 

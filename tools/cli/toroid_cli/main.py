@@ -8,12 +8,12 @@ import os
 import sys
 import textwrap
 
-from . import (cmd_bench, cmd_build, cmd_man, cmd_mpirun, cmd_package, cmd_qemu, cmd_rig, cmd_selftest, cmd_setup,
-               cmd_sim, cmd_slurm_selftest, cmd_test)
+from . import (cmd_bench, cmd_build, cmd_fuzz, cmd_man, cmd_mpirun, cmd_package, cmd_qemu, cmd_rig, cmd_selftest,
+               cmd_setup, cmd_sim, cmd_slurm_selftest, cmd_test)
 from .common import PROG, Failure, Parser, Paths, UsageError
 
 COMMANDS = [cmd_setup, cmd_build, cmd_test, cmd_selftest, cmd_rig, cmd_mpirun, cmd_slurm_selftest, cmd_sim,
-            cmd_qemu, cmd_bench, cmd_package, cmd_man]
+            cmd_qemu, cmd_bench, cmd_fuzz, cmd_package, cmd_man]
 MODULES = {m.NAME: m for m in COMMANDS}
 SUMMARY_COLUMN = 33
 
@@ -41,7 +41,7 @@ sim contract:
   SPEC is a comma-separated list of faults, e.g.
     drop=0.05,corrupt=0.01,dup=0.01,reorder=0.05,delay=2us,linkdown=1.0.1:x+@300us
 
-build dirs: build/ (release), build-debug/ (--debug), build-asan/ (--asan)
+build dirs: build/ (release), build-debug/ (--debug), build-asan/ (--asan), build-fuzz/ (fuzz)
 relative paths in arguments are taken from the current directory
 exit status: 0 success, 1 failure, 2 usage error"""
 

@@ -11,7 +11,10 @@ from .common import Failure, run_child, say
 
 PACKAGES = ["meson", "ninja-build", "pkg-config", "g++", "python3", "dpdk-dev", "libdpdk-dev",
             "liburing-dev", "libpcap-dev", "cpputest", "libbenchmark-dev", "libmpfr-dev", "libgmp-dev",
-            "qemu-system-x86", "tshark", "dpkg-dev", "debootstrap", "libpmix-dev", "iproute2"]
+            "qemu-system-x86", "tshark", "dpkg-dev", "debootstrap", "libpmix-dev", "iproute2",
+            # ./toroid fuzz: clang, and libFuzzer's runtime (libclang_rt.fuzzer, a
+            # Recommends of clang that --no-install-recommends leaves out).
+            "clang", "libclang-rt-14-dev"]
 # Installed only when something runs Slurm (the deploy suite, slurm-selftest,
 # `./toroid setup --slurm`): a private cluster is started from them, never the
 # system's services.

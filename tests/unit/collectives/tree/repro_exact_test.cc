@@ -5,10 +5,10 @@
 // shapes would). Checked: the result equals MPFR's correctly rounded sum bit
 // for bit on adversarial inputs (cancellation, subnormals, the whole
 // exponent range, specials), on every node, for double and float; the inner
-// runs exactly twice, pass 1 an ALU MAX over 4-byte words (6 per value) and
-// pass 2 an ALU signed ADD of the plan's width, with the communicator's tag
-// advanced once in between; pass 2 is skipped when pass 1 settles every
-// value; an inner failure comes back naming the pass.
+// runs exactly twice, pass 1 an ALU MAX over 4-byte words (3 per block of 64
+// values) and pass 2 an ALU ADD of the plan's width, with the communicator's
+// tag advanced once in between; pass 2 is skipped when pass 1 settles every
+// value (+0 inputs only); an inner failure comes back naming the pass.
 #include <mpfr.h>
 
 #include <cmath>
@@ -36,6 +36,8 @@ namespace {
 constexpr uint32_t kNodes = 8;
 
 // ---- the fake inner allreduce: a shared "network" of kNodes members ----
+// ExactSum makes one inner object per pass when it starts: member 2k is node
+// k's pass-1 object, 2k + 1 its pass-2 object (the nodes start in order).
 class FakeInner;
 struct FakeNet {
   std::vector<FakeInner*> members;
@@ -48,20 +50,24 @@ class FakeInner final : public CollAlgo {
   struct Call {
     CollArgs args;
     uint32_t tag;
+    std::vector<uint8_t> input;  // taken at start: exact mode sums in place
   };
-  FakeInner() : rank_(static_cast<uint32_t>(g_net->members.size())) { g_net->members.push_back(this); }
+  FakeInner() : rank_(static_cast<uint32_t>(g_net->members.size()) / 2), pass_(g_net->members.size() % 2) {
+    g_net->members.push_back(this);
+  }
   Status start(Comm& comm, const CollArgs& args) override {
     reset();
-    calls.push_back(Call{args, comm.tag()});
+    const auto* in = static_cast<const uint8_t*>(args.input());
+    calls.push_back(Call{args, comm.tag(), std::vector<uint8_t>(in, in + args.count * args.esize)});
     return Status::ok();
   }
   bool progress() override {
     if (done_) return false;
     const size_t gen = calls.size() - 1;
-    if (g_net->members.size() < kNodes) return false;
-    for (FakeInner* m : g_net->members)
-      if (m->calls.size() <= gen) return false;  // someone has not started this pass yet
-    if (g_net->fail_pass == static_cast<int>(gen) + 1) {
+    if (g_net->members.size() < 2 * kNodes) return false;
+    for (uint32_t k = 0; k < kNodes; ++k)
+      if (peer(k)->calls.size() <= gen) return false;  // someone has not started this pass yet
+    if (g_net->fail_pass == static_cast<int>(pass_) + 1) {
       finish(error(Code::kTimeout, "fake inner gave up"));
       return true;
     }
@@ -69,11 +75,11 @@ class FakeInner final : public CollAlgo {
     const size_t bytes = a.count * a.esize;
     // This node's order: start at its own rank, then the others upwards.
     std::vector<uint8_t> acc(bytes);
-    const auto* first = static_cast<const uint8_t*>(g_net->members[rank_]->calls[gen].args.send);
+    const uint8_t* first = calls[gen].input.data();
     if (bytes) std::memcpy(acc.data(), first, bytes);
     for (uint32_t k = 1; k < kNodes; ++k) {
-      const FakeInner* m = g_net->members[(rank_ + k) % kNodes];
-      a.red.apply(acc.data(), m->calls[gen].args.send, a.count);
+      const FakeInner* m = peer((rank_ + k) % kNodes);
+      a.red.apply(acc.data(), m->calls[gen].input.data(), a.count);
     }
     if (bytes) std::memcpy(a.recv, acc.data(), bytes);
     finish(Status::ok());
@@ -83,8 +89,17 @@ class FakeInner final : public CollAlgo {
   std::vector<Call> calls;
 
  private:
+  FakeInner* peer(uint32_t node) const { return g_net->members[2 * node + pass_]; }
   uint32_t rank_;
+  uint32_t pass_;
 };
+
+// Every inner call of node k, pass 1's then pass 2's.
+std::vector<FakeInner::Call> calls_of(const FakeNet& net, uint32_t k) {
+  std::vector<FakeInner::Call> c = net.members[2 * k]->calls;
+  c.insert(c.end(), net.members[2 * k + 1]->calls.begin(), net.members[2 * k + 1]->calls.end());
+  return c;
+}
 
 // One node: a communicator without ports (the fake never sends).
 struct Node {
@@ -226,16 +241,16 @@ void check_exact(uint32_t values, bool in_place) {
   for (uint32_t k = 0; k < kNodes; ++k) {
     const ExactSum& s = *r.sums[k];
     CHECK_TEXT(s.status().is_ok(), s.status().to_string().c_str());
-    // Two inner operations: MAX over 6 words per value, then signed ADD.
-    const auto& calls = fnet.members[k]->calls;
+    // Two inner operations: MAX over 3 words per block, then ADD.
+    const auto calls = calls_of(fnet, k);
     LONGS_EQUAL(2, calls.size());
     const CollArgs& p1 = calls[0].args;
     CHECK_TRUE(p1.dtype == DType::kAluWord && p1.red.fn == nullptr);
     CHECK_TRUE(p1.red.alu_op == AluOp::kMax && p1.red.alu_type == AluType::kUnsigned);
     LONGS_EQUAL(4, p1.esize);
-    LONGS_EQUAL(6ull * values, p1.count);
+    LONGS_EQUAL(3ull * ((values + 63) / 64), p1.count);
     const CollArgs& p2 = calls[1].args;
-    CHECK_TRUE(p2.red.alu_op == AluOp::kAdd && p2.red.alu_type == AluType::kSigned);
+    CHECK_TRUE(p2.red.alu_op == AluOp::kAdd && p2.red.alu_type == AluType::kUnsigned);
     LONGS_EQUAL(s.plan().width, p2.esize);
     LONGS_EQUAL(s.plan().operands, p2.count);
     // The tag: the operation's own for pass 1, advanced once for pass 2.
@@ -262,8 +277,10 @@ TEST(ReproExact, DoubleSumIsCorrectlyRoundedOnEveryNodeWhateverTheOrder) {
 
 TEST(ReproExact, FloatSumIsCorrectlyRoundedInPlace) { check_exact<float>(96, true); }
 
-TEST(ReproExact, WholeExponentRangeNeedsTwoChunksPerValue) {
-  // Doubles from 2^-1074 to 2^1023 in one element: K = 2 operands of 256 bytes.
+TEST(ReproExact, WholeExponentRangeNeedsSeventeenChunksPerValue) {
+  // Doubles from 2^-1074 to 2^1023 in one element on 8 nodes: 2098 window
+  // bits in chunks of 124 (16-byte fields) and one of 114 (15 bytes): 16
+  // sub-blocks of 128 bytes in 8 operands of 256, the last one in a ninth.
   std::vector<std::vector<double>> in(kNodes, std::vector<double>(1)), out;
   for (uint32_t k = 0; k < kNodes; ++k) in[k][0] = k == 0 ? 0x1p1023 : k == 1 ? 0x1p-1074 : 1.0;
   FakeNet fnet;
@@ -271,11 +288,27 @@ TEST(ReproExact, WholeExponentRangeNeedsTwoChunksPerValue) {
   run_exact<double>(fnet, r, in, out, false);
   CHECK_TRUE(r.sums[0]->status().is_ok());
   LONGS_EQUAL(256, r.sums[0]->plan().width);
-  LONGS_EQUAL(2, r.sums[0]->plan().operands);
+  LONGS_EQUAL(9, r.sums[0]->plan().operands);
   CHECK_TRUE(same(out[3][0], reference(in, 0)));
 }
 
 TEST(ReproExact, PassTwoIsSkippedWhenPassOneSettlesEveryValue) {
+  // +0 inputs only: nothing left for pass 2.
+  std::vector<std::vector<double>> in(kNodes, std::vector<double>(100, 0.0)), out;
+  FakeNet fnet;
+  Run r;
+  run_exact<double>(fnet, r, in, out, false);
+  for (uint32_t k = 0; k < kNodes; ++k) {
+    CHECK_TRUE(r.sums[k]->status().is_ok());
+    LONGS_EQUAL(1, calls_of(fnet, k).size());
+    LONGS_EQUAL(r.tag0[k], r.nodes[k]->comm.tag());  // no second tag
+    for (double v : out[k]) CHECK_TRUE(same(v, 0.0));
+  }
+}
+
+TEST(ReproExact, SpecialsAndZerosTakeOnlyCountersInPassTwo) {
+  // NaN, -Inf and -0 and no finite value: pass 2 carries one counter field
+  // per value (4 counters of 4 bits on 8 nodes: 2 bytes), no window.
   std::vector<std::vector<double>> in(kNodes, std::vector<double>(3)), out;
   for (uint32_t k = 0; k < kNodes; ++k) {
     in[k][0] = k == 2 ? NAN : 0.0;        // NaN
@@ -287,8 +320,9 @@ TEST(ReproExact, PassTwoIsSkippedWhenPassOneSettlesEveryValue) {
   run_exact<double>(fnet, r, in, out, false);
   for (uint32_t k = 0; k < kNodes; ++k) {
     CHECK_TRUE(r.sums[k]->status().is_ok());
-    LONGS_EQUAL(1, fnet.members[k]->calls.size());
-    LONGS_EQUAL(r.tag0[k], r.nodes[k]->comm.tag());  // no second tag
+    LONGS_EQUAL(2, calls_of(fnet, k).size());
+    LONGS_EQUAL(1, r.sums[k]->plan().operands);
+    LONGS_EQUAL(256, r.sums[k]->plan().width);  // 16-byte sub-blocks
     CHECK_TRUE(std::isnan(out[k][0]));
     CHECK_TRUE(out[k][1] == -INFINITY);
     CHECK_TRUE(same(out[k][2], -0.0));

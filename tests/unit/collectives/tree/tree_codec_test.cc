@@ -204,10 +204,10 @@ TEST(TreeCodec, MethodAndWidthPerTypeAndNodeCount) {
     LONGS_EQUAL_TEXT(w.width, c->pass.width, what.c_str());
   }
   // Bytes on the network per element: one operand each, but one bit for the
-  // logical ops and 6 words for the float sum's first pass.
+  // logical ops and 3 words per 64 values for the float sum's first pass.
   LONGS_EQUAL(64, plan_tree_reduce(DType::kInt32, ROp::kSum, Reducer{}, 64, 8)->pass.operands);
   LONGS_EQUAL(1, plan_tree_reduce(DType::kInt32, ROp::kLor, Reducer{}, 64, 8)->pass.operands);
-  LONGS_EQUAL(384, plan_tree_reduce(DType::kDouble, ROp::kSum, Reducer{}, 64, 8)->pass.operands);
+  LONGS_EQUAL(3, plan_tree_reduce(DType::kDouble, ROp::kSum, Reducer{}, 64, 8)->pass.operands);
   // Raw bitwise: 7 int8 bytes pad to one 8-byte word (a copy); 64 int8 run direct.
   CHECK_FALSE(plan_tree_reduce(DType::kInt8, ROp::kBand, Reducer{}, 7, 8)->direct());
   CHECK_TRUE(plan_tree_reduce(DType::kInt8, ROp::kBand, Reducer{}, 64, 8)->direct());
@@ -225,7 +225,7 @@ TEST(TreeCodec, RefusalsNameTheReason) {
                tree_reduce_unsupported(DType::kDouble, ROp::kProd, Reducer{}, 4, 8).c_str());
   CHECK_FALSE(tree_reduce_unsupported(DType::kDouble, ROp::kBxor, Reducer{}, 4, 8).empty());
   STRCMP_EQUAL("", tree_reduce_unsupported(DType::kInt32, ROp::kSum, Reducer{}, 4, 27).c_str());
-  const std::string big = tree_reduce_unsupported(DType::kDouble, ROp::kSum, Reducer{}, 1ull << 30, 8);
+  const std::string big = tree_reduce_unsupported(DType::kDouble, ROp::kSum, Reducer{}, 1ull << 33, 8);
   CHECK_TEXT(big.find("operands") != std::string::npos, big.c_str());
   // ALU words: the reducer's op, type and width; a bad width is refused.
   auto w = plan_tree_reduce(DType::kAluWord, ROp::kSum, make_alu_reducer(AluOp::kAdd, AluType::kSigned, 24), 3, 8);

@@ -1,0 +1,67 @@
+// The local work of an exact double sum (collectives/repro_exact.h) per
+// stage, on the bench job's data (mixed signs, exponents in [-24, 24]: a
+// 101-bit window per block, 13-byte fields on 2 nodes): what the two network
+// passes cost on top of the inner allreduce, next to memcpy of the doubles.
+//   BM_FloatSum/<stage>/<values>   bytes/s of doubles (8 B per value)
+//   stages: pass1 (encode), plan, encode (pass 2), add (the ALU ADD one
+//   peer's pass-2 operands take on 2 nodes), decode
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "collectives/arith/tree_arith.h"
+#include "netstack/tree/alu.h"
+
+namespace toroid::bench {
+namespace {
+
+constexpr uint64_t kNodes = 2;
+
+enum class Stage { kPass1, kPlan, kEncode, kAdd, kDecode };
+
+std::vector<double> spread_doubles(size_t n, uint64_t seed) {
+  SplitMix r(seed);
+  std::vector<double> x(n);
+  for (auto& v : x) {
+    const uint64_t k = r.next();
+    v = (k & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + static_cast<double>(k >> 11) * 0x1p-53, static_cast<int>(k % 49) - 24);
+  }
+  return x;
+}
+
+void BM_FloatSum(benchmark::State& state, Stage stage) {
+  const auto n = static_cast<uint32_t>(state.range(0));
+  const std::vector<double> x = spread_doubles(n, 21);
+  std::vector<uint8_t> p1(arith::float_sum_pass1(n).bytes());
+  arith::float_sum_pass1_encode<double>(x.data(), n, p1.data());
+  const arith::FloatSumPlan plan = *arith::float_sum_plan<double>(p1.data(), n, kNodes);
+  const arith::TreePass p2 = arith::float_sum_pass2(plan);
+  std::vector<uint8_t> enc(p2.bytes()), peer(p2.bytes());
+  arith::float_sum_pass2_encode<double>(plan, p1.data(), x.data(), n, enc.data());
+  std::memcpy(peer.data(), enc.data(), enc.size());
+  std::vector<double> sum(n);
+  for (auto _ : state) {
+    switch (stage) {
+      case Stage::kPass1: arith::float_sum_pass1_encode<double>(x.data(), n, p1.data()); break;
+      case Stage::kPlan: benchmark::DoNotOptimize(arith::float_sum_plan<double>(p1.data(), n, kNodes)); break;
+      case Stage::kEncode: arith::float_sum_pass2_encode<double>(plan, p1.data(), x.data(), n, enc.data()); break;
+      case Stage::kAdd: alu_combine(p2.op, p2.type, p2.width, enc.data(), peer.data(), p2.operands); break;
+      case Stage::kDecode: arith::float_sum_decode<double>(plan, p1.data(), enc.data(), n, sum.data()); break;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * 8);
+  state.counters["pass2_B_per_value"] = static_cast<double>(p2.bytes()) / n;
+}
+
+BENCHMARK_CAPTURE(BM_FloatSum, pass1, Stage::kPass1)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, plan, Stage::kPlan)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, encode, Stage::kEncode)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, add, Stage::kAdd)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, decode, Stage::kDecode)->Arg(8192)->Arg(131072)->Arg(524288);
+
+}  // namespace
+}  // namespace toroid::bench

@@ -1,0 +1,260 @@
+// The blockwise exact double SUM's hot loops (tree_arith.h section 3,
+// float_sum_layout.h) in AVX-512, eight values per instruction, picked at
+// run time where the CPU has AVX-512 F, BW, CD, VBMI and VBMI2. They produce
+// exactly the bytes and doubles of the portable code in float_sum.cc (the
+// tests run both on the same inputs), for the common case only: doubles in
+// a block of one chunk (fields of at most 128 bits) without counters.
+// Everything else, and every lane whose result is subnormal, infinite or
+// zero, takes the portable path.
+//
+// Encode: each value's significand m is shifted to its place t = b - bmin in
+// the window as a 128-bit (hi, lo) pair with variable shifts (a count of 64
+// or more gives 0, which covers every t without a branch), negated for
+// negative x, biased by 2^V. Fields are whole bytes, s of them: the 8 fields
+// of a group go into their 8s-byte sub-block with two byte permutes out of
+// the 128 bytes of (lo, hi), by a table per s.
+// Decode: two byte permutes give back the (lo, hi) pairs; subtract N * 2^V;
+// round: the magnitude is normalised to 64 bits with its leading bit at 63,
+// the bits shifted out or'ed into bit 0 (round to odd, which keeps a later
+// rounding to 53 bits correct), then rounded to nearest even in integers;
+// adding the rounded significand to the exponent field carries a round-up
+// into the next binade, and into infinity at the top, as IEEE 754 wants.
+// All integer arithmetic: no floating-point rounding mode is involved.
+#include "collectives/arith/float_sum_layout.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#include <array>
+
+#define TOROID_FSUM_TARGET __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2")))
+
+namespace toroid::arith::detail {
+namespace {
+
+using Fmt = FloatFormat<double>;
+constexpr uint32_t kMinField = 56;  // a double's window is at least 53 bits, plus the sign
+constexpr uint32_t kSizes = (kMaxFieldBits - kMinField) / 8 + 1;  // field widths 56, 64, ..., 128
+
+// Per field width F = 8s bits (s = 7..16 bytes), byte permutes between the
+// 8 fields as (lo, hi) qword pairs (lo in bytes 0..63, hi in 64..127 of a
+// vpermt2b source) and the packed sub-block of 8s bytes.
+struct FieldTables {
+  alignas(64) uint8_t pack[128];  // sub-block byte i <- (lo, hi) byte pack[i]
+  alignas(64) uint8_t lo[64];     // lo byte 8j + b <- sub-block byte lo[..]
+  alignas(64) uint8_t hi[64];     // hi byte 8j + b <- sub-block byte hi[..]
+  uint64_t lo_keep = 0, hi_keep = 0;  // bytes of lo / hi that come from a field (the rest are 0)
+};
+
+constexpr FieldTables make_tables(uint32_t s) {
+  FieldTables t{};
+  for (uint32_t i = 0; i < 8 * s; ++i) {
+    const uint32_t j = i / s, b = i % s;
+    t.pack[i] = static_cast<uint8_t>(b < 8 ? 8 * j + b : 64 + 8 * j + (b - 8));
+  }
+  for (uint32_t j = 0; j < kGroup; ++j) {
+    for (uint32_t b = 0; b < 8; ++b) {
+      if (b < s) {
+        t.lo[8 * j + b] = static_cast<uint8_t>(j * s + b);
+        t.lo_keep |= uint64_t{1} << (8 * j + b);
+      }
+      if (8 + b < s) {
+        t.hi[8 * j + b] = static_cast<uint8_t>(j * s + 8 + b);
+        t.hi_keep |= uint64_t{1} << (8 * j + b);
+      }
+    }
+  }
+  return t;
+}
+
+constexpr std::array<FieldTables, kSizes> kTables = [] {
+  std::array<FieldTables, kSizes> a{};
+  for (uint32_t i = 0; i < kSizes; ++i) a[i] = make_tables(kMinField / 8 + i);
+  return a;
+}();
+
+inline __mmask64 byte_mask(uint32_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
+
+TOROID_FSUM_TARGET inline __m512i set1(uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
+
+}  // namespace
+
+bool float_sum_avx512_usable() {
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vbmi") &&
+                         __builtin_cpu_supports("avx512vbmi2");
+  return ok;
+}
+
+TOROID_FSUM_TARGET void float_sum_pass1_block_avx512(const double* x, uint32_t len, uint32_t* w) {
+  const __m512i exp_mask = set1(Fmt::kExpMax), one = set1(1), sign = set1(uint64_t{1} << 63);
+  __m512i bmax = _mm512_setzero_si512(), bminc = bmax, flag = bmax;
+  for (uint32_t k = 0; k < len; k += kGroup) {
+    const __mmask8 in = static_cast<__mmask8>(len - k >= kGroup ? 0xff : (1u << (len - k)) - 1);
+    const __m512i u = _mm512_maskz_loadu_epi64(in, x + k);
+    const __m512i e = _mm512_and_si512(_mm512_srli_epi64(u, 52), exp_mask);
+    const __mmask8 special = _mm512_mask_cmpeq_epi64_mask(in, e, exp_mask);
+    const __mmask8 finite_nz = _mm512_mask_test_epi64_mask(in & ~special, u, _mm512_andnot_si512(sign, u));
+    const __mmask8 neg_zero = _mm512_mask_cmpeq_epi64_mask(in, u, sign);
+    const __m512i b = _mm512_max_epu64(e, one);
+    bmax = _mm512_mask_max_epu64(bmax, finite_nz, bmax, b);
+    bminc = _mm512_mask_max_epu64(bminc, finite_nz, bminc, _mm512_sub_epi64(exp_mask, b));
+    flag = _mm512_mask_max_epu64(flag, neg_zero, flag, set1(kFlagNegZero));
+    flag = _mm512_mask_max_epu64(flag, special, flag, set1(kFlagSpecial));
+  }
+  w[kBMax] = static_cast<uint32_t>(_mm512_reduce_max_epu64(bmax));
+  w[kBMinComplement] = static_cast<uint32_t>(_mm512_reduce_max_epu64(bminc));
+  w[kFlags] = static_cast<uint32_t>(_mm512_reduce_max_epu64(flag));
+}
+
+namespace {
+
+// Loop invariants of one block's packing.
+struct PackConsts {
+  __m512i bias_lo, bias_hi, bmin, idx0, idx1;
+  __mmask64 store0, store1;  // bytes of the sub-block's first and second 64
+};
+
+TOROID_FSUM_TARGET inline PackConsts pack_consts(uint32_t bmin, uint32_t window, uint32_t field_bits) {
+  const FieldTables& tb = kTables[(field_bits - kMinField) / 8];
+  PackConsts c;
+  c.bias_lo = window < 64 ? set1(uint64_t{1} << window) : _mm512_setzero_si512();
+  c.bias_hi = window < 64 ? _mm512_setzero_si512() : set1(uint64_t{1} << (window - 64));
+  c.bmin = set1(bmin);
+  c.idx0 = _mm512_load_si512(tb.pack);
+  c.idx1 = _mm512_load_si512(tb.pack + 64);
+  c.store0 = byte_mask(field_bits);  // 8 fields of field_bits bits: field_bits bytes
+  c.store1 = field_bits > 64 ? byte_mask(field_bits - 64) : 0;
+  return c;
+}
+
+TOROID_FSUM_TARGET inline void encode_group(const PackConsts& c, const double* x, uint32_t cnt, uint8_t* out) {
+  const __m512i zero = _mm512_setzero_si512(), one = set1(1), s64 = set1(64);
+  const __mmask8 in = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
+  const __m512i u = _mm512_maskz_loadu_epi64(in, x);
+  const __m512i e = _mm512_and_si512(_mm512_srli_epi64(u, 52), set1(Fmt::kExpMax));
+  // Finite values only reach here (the block has no counters); zeros give m = 0.
+  __m512i m = _mm512_and_si512(u, set1((uint64_t{1} << 52) - 1));
+  m = _mm512_mask_or_epi64(m, _mm512_test_epi64_mask(e, e), m, set1(uint64_t{1} << 52));
+  const __m512i t = _mm512_sub_epi64(_mm512_max_epu64(e, one), c.bmin);
+  __m512i lo = _mm512_sllv_epi64(m, t);
+  __m512i hi = _mm512_or_si512(_mm512_srlv_epi64(m, _mm512_sub_epi64(s64, t)),
+                               _mm512_sllv_epi64(m, _mm512_sub_epi64(t, s64)));
+  // Negative x: -(hi, lo) = (-hi - (lo != 0), -lo).
+  const __mmask8 neg = _mm512_cmplt_epi64_mask(u, zero);
+  const __mmask8 borrow = neg & _mm512_test_epi64_mask(lo, lo);
+  hi = _mm512_mask_sub_epi64(hi, neg, zero, hi);
+  hi = _mm512_mask_sub_epi64(hi, borrow, hi, one);
+  lo = _mm512_mask_sub_epi64(lo, neg, zero, lo);
+  // + 2^V, the carry out of lo into hi.
+  const __m512i lo2 = _mm512_add_epi64(lo, c.bias_lo);
+  hi = _mm512_add_epi64(hi, c.bias_hi);
+  hi = _mm512_mask_add_epi64(hi, _mm512_cmplt_epu64_mask(lo2, lo), hi, one);
+  lo = lo2;
+  // Pack 8 fields into field_bits bytes: two byte permutes.
+  _mm512_mask_storeu_epi8(out, c.store0, _mm512_permutex2var_epi8(lo, c.idx0, hi));
+  _mm512_mask_storeu_epi8(out + 64, c.store1, _mm512_permutex2var_epi8(lo, c.idx1, hi));
+}
+
+}  // namespace
+
+TOROID_FSUM_TARGET void float_sum_encode_block_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window,
+                                                      uint32_t field_bits, Cursor& cur, uint8_t* out) {
+  const PackConsts c = pack_consts(bmin, window, field_bits);
+  for (uint32_t g = 0; g < len; g += kGroup) encode_group(c, x + g, len - g, out + cur.place(field_bits, out));
+}
+
+namespace {
+
+// Loop invariants of one block's unpacking and rounding.
+struct UnpackConsts {
+  __m512i lo_idx, hi_idx, bias_lo, bias_hi, ebias;
+  __mmask64 lo_keep, hi_keep, load0, load1;
+  int64_t e0;
+};
+
+TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t* in, double* sum, uint32_t cnt) {
+  const __m512i one = set1(1), zero = _mm512_setzero_si512(), s64 = set1(64), s128 = set1(128);
+  // Unpack: two byte permutes out of the sub-block's (up to) 128 bytes.
+  const __m512i b0 = _mm512_maskz_loadu_epi8(c.load0, in);
+  const __m512i b1 = _mm512_maskz_loadu_epi8(c.load1, in + 64);
+  __m512i lo = _mm512_maskz_permutex2var_epi8(c.lo_keep, b0, c.lo_idx, b1);
+  __m512i hi = _mm512_maskz_permutex2var_epi8(c.hi_keep, b0, c.hi_idx, b1);
+  // S = U - N * 2^V, two's complement over (hi, lo).
+  const __mmask8 borrow = _mm512_cmplt_epu64_mask(lo, c.bias_lo);
+  lo = _mm512_sub_epi64(lo, c.bias_lo);
+  hi = _mm512_sub_epi64(hi, c.bias_hi);
+  hi = _mm512_mask_sub_epi64(hi, borrow, hi, one);
+  // |S|
+  const __mmask8 neg = _mm512_cmplt_epi64_mask(hi, zero);
+  const __mmask8 nb = neg & _mm512_test_epi64_mask(lo, lo);
+  hi = _mm512_mask_sub_epi64(hi, neg, zero, hi);
+  hi = _mm512_mask_sub_epi64(hi, nb, hi, one);
+  lo = _mm512_mask_sub_epi64(lo, neg, zero, lo);
+  // k = bit length; m64 = |S| with its leading bit at 63, round to odd.
+  const __mmask8 big = _mm512_test_epi64_mask(hi, hi);
+  const __m512i k = _mm512_mask_sub_epi64(_mm512_sub_epi64(s64, _mm512_lzcnt_epi64(lo)), big, s128,
+                                          _mm512_lzcnt_epi64(hi));
+  const __mmask8 lost = _mm512_test_epi64_mask(_mm512_sllv_epi64(lo, _mm512_sub_epi64(s128, k)), set1(~uint64_t{0}));
+  const __m512i m_big = _mm512_mask_or_epi64(_mm512_shrdv_epi64(lo, hi, _mm512_sub_epi64(k, s64)), lost,
+                                             _mm512_shrdv_epi64(lo, hi, _mm512_sub_epi64(k, s64)), one);
+  const __m512i m64 = _mm512_mask_blend_epi64(big, _mm512_sllv_epi64(lo, _mm512_sub_epi64(s64, k)), m_big);
+  // Round to 53 bits, nearest even.
+  __m512i m = _mm512_srli_epi64(m64, 11);
+  const __mmask8 half_set = _mm512_test_epi64_mask(m64, set1(uint64_t{1} << 10));
+  const __mmask8 sticky_or_odd = _mm512_test_epi64_mask(m64, set1(0x3ff)) | _mm512_test_epi64_mask(m, one);
+  m = _mm512_mask_add_epi64(m, half_set & sticky_or_odd, m, one);
+  // Biased exponent of the leading bit: e0 + k - 1 + bias. Normal results
+  // only (1 .. 2046 before rounding); the rest goes the portable way.
+  const __m512i be = _mm512_add_epi64(k, c.ebias);
+  const __mmask8 nonzero = _mm512_test_epi64_mask(k, k);
+  const __mmask8 normal = nonzero & _mm512_cmpge_epi64_mask(be, one) & _mm512_cmple_epi64_mask(be, set1(2046));
+  __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(_mm512_sub_epi64(be, one), 52), m);
+  bits = _mm512_mask_or_epi64(bits, neg, bits, set1(uint64_t{1} << 63));
+  bits = _mm512_maskz_mov_epi64(normal, bits);  // zero sums: +0 (no -0 input in the block)
+  const __mmask8 out_mask = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
+  _mm512_mask_storeu_epi64(sum, out_mask, bits);
+  const auto slow = static_cast<uint32_t>(nonzero & ~normal & out_mask);
+  if (slow != 0) {
+    alignas(64) uint64_t l[8], h[8];
+    _mm512_store_si512(l, lo);
+    _mm512_store_si512(h, hi);
+    for (uint32_t j = 0; j < kGroup; ++j) {
+      if ((slow >> j & 1) != 0) sum[j] = round_u128<double>((neg >> j & 1) != 0, u128{h[j]} << 64 | l[j], c.e0);
+    }
+  }
+}
+
+}  // namespace
+
+TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits,
+                                                      uint32_t window, uint64_t nodes, int64_t e0, Cursor& cur,
+                                                      double* sum) {
+  const FieldTables& tb = kTables[(field_bits - kMinField) / 8];
+  UnpackConsts c;
+  c.lo_idx = _mm512_load_si512(tb.lo);
+  c.hi_idx = _mm512_load_si512(tb.hi);
+  c.lo_keep = tb.lo_keep;
+  c.hi_keep = tb.hi_keep;
+  c.load0 = byte_mask(field_bits);
+  c.load1 = field_bits > 64 ? byte_mask(field_bits - 64) : 0;
+  const u128 bias = static_cast<u128>(nodes) << window;
+  c.bias_lo = set1(static_cast<uint64_t>(bias));
+  c.bias_hi = set1(static_cast<uint64_t>(bias >> 64));
+  c.ebias = set1(static_cast<uint64_t>(e0 - 1 + Fmt::kBias));
+  c.e0 = e0;
+  for (uint32_t g = 0; g < len; g += kGroup) decode_group(c, in + cur.place(field_bits), sum + g, len - g);
+}
+
+}  // namespace toroid::arith::detail
+
+#else  // no x86-64 GCC: the portable code does everything
+
+namespace toroid::arith::detail {
+bool float_sum_avx512_usable() { return false; }
+void float_sum_pass1_block_avx512(const double*, uint32_t, uint32_t*) {}
+void float_sum_encode_block_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, Cursor&, uint8_t*) {}
+void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, int64_t, Cursor&, double*) {}
+}  // namespace toroid::arith::detail
+
+#endif
