@@ -301,7 +301,7 @@ void EventLoop::idle_step(uint64_t hard_deadline) {
       ++idle_rounds_;
       return;
     }
-  } else if (idle_rounds_ < tuning::kIdleSpinRounds + tuning::kIdlePauseRounds) {
+  } else if (spin_when_idle_ || idle_rounds_ < tuning::kIdleSpinRounds + tuning::kIdlePauseRounds) {
     if (idle_rounds_ >= tuning::kIdleSpinRounds) cpu_relax();
     ++idle_rounds_;
     return;

@@ -151,6 +151,10 @@ class EventLoop {
   // for node processes that outnumber the cores (the idle path only; the
   // data path still makes no system call).
   void set_yield_when_idle(bool on) { yield_when_idle_ = on; }
+  // Idle rounds never sleep: busy-polling, as MPI libraries wait when each
+  // process has a core of its own (a sleeping waiter answers late, and
+  // nothing but its timeout wakes it on a polled port). Yield mode wins.
+  void set_spin_when_idle(bool on) { spin_when_idle_ = on; }
 
  private:
   void idle_reset();
@@ -165,6 +169,7 @@ class EventLoop {
   int epoll_fd_ = -1;
   uint32_t idle_rounds_ = 0;
   bool yield_when_idle_ = false;
+  bool spin_when_idle_ = false;
   uint64_t sleep_ns_ = 0;
   uint64_t idle_since_ = 0;  // yield mode: when this idle stretch began (0: not yet)
   IdleStats idle_;

@@ -23,6 +23,7 @@ constexpr const char* kEnvTimeout = "TOROID_MPI_TIMEOUT";           // every blo
 constexpr const char* kEnvTrainTimeout = "TOROID_MPI_TRAIN_TIMEOUT";
 constexpr const char* kEnvYield = "TOROID_MPI_YIELD";               // "1": more ranks than CPUs
 constexpr const char* kEnvCpus = "TOROID_MPI_CPUS";                 // EAL lcore CPU list
+constexpr const char* kEnvWait = "TOROID_MPI_WAIT";                 // "idle": blocking calls may sleep (default: spin)
 constexpr const char* kEnvLog = "TOROID_MPI_LOG";                   // node log level (default warn)
 constexpr const char* kEnvTopology = "TOROID_TOPOLOGY";             // deployment: the topology file
 constexpr const char* kEnvRank = "TOROID_RANK";                     // deployment: the rank (else Slurm/PMIx)

@@ -188,6 +188,10 @@ Status Runtime::boot() {
   no.log_verdict = false;
   node_ = std::make_unique<Node>(p, clock_, ports_->pool(), ports_->ports(), no);
   if (const char* y = std::getenv(kEnvYield); y && std::strcmp(y, "1") == 0) node_->loop().set_yield_when_idle(true);
+  // Blocking calls busy-poll (a core per rank, as MPI libraries assume)
+  // unless TOROID_MPI_WAIT=idle asks for the idle policy's sleeps.
+  const char* w = std::getenv(kEnvWait);
+  node_->loop().set_spin_when_idle(!(w && std::strcmp(w, "idle") == 0));
   for (int fd : ports_->wait_fds()) (void)node_->loop().add_wait_fd(fd);
   node_->boot();
   Status st = node_->loop().run_until([&] { return node_->finished(); }, train_timeout_ns_ + kSec, "link training");

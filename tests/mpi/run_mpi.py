@@ -109,6 +109,9 @@ def main():
     ap.add_argument("--examples", help="the directory of the built examples (heat3d, cg)")
     ap.add_argument("--extra", action="store_true")
     a = ap.parse_args()
+    a.bindir = os.path.abspath(a.bindir)
+    if a.examples:
+        a.examples = os.path.abspath(a.examples)
     if a.driver == "memif" and a.node:
         chk = subprocess.run([a.node, "--check-eal"], capture_output=True, text=True)
         if chk.returncode == 77:
@@ -129,7 +132,10 @@ def main():
     r.expect("before_init (fatal)", "before_init", 16, [r"^\[0\] toroid-mpi: MPI_Comm_rank called before MPI_Init \(MPI_ERR_OTHER\)"])
     r.expect("fatal error handler", "fatal", 6,
              [r"MPI_Send: rank \d+ is not in MPI_COMM_WORLD \(\d+ ranks\) \(MPI_ERR_RANK\)",
-              r"toroid-mpirun: rank 0 \(node 0,0,0\) aborted: MPI_Send", r"stopped: rank 0 \(node 0,0,0\) aborted"])
+              r"toroid-mpirun: rank 0 \(node 0,0,0\) aborted: MPI_Send",
+              # The others end naming why: the launcher's stop, or (first) their
+              # own links to rank 0 going down as it exits.
+              r"stopped: rank 0 \(node 0,0,0\) aborted|rank \d+: MPI_Barrier: .*link down"])
     n = 1
     for x in a.dims.split("x"):
         n *= int(x)

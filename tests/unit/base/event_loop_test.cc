@@ -237,6 +237,21 @@ TEST(EventLoop, RealIdleTimeoutSleepsCheaply) {
   CHECK_TEXT(cpu * 2 < wall, ("cpu " + std::to_string(cpu) + " ns of wall " + std::to_string(wall)).c_str());
 }
 
+TEST(EventLoop, SpinWhenIdleNeverSleeps) {
+  EventLoop loop(rclock);
+  CountingPoller idle;
+  loop.add_poller(&idle);
+  loop.set_spin_when_idle(true);
+  Status s = loop.run_until([] { return false; }, 20 * kMs, "spin wait");
+  CHECK(s.code() == Code::kTimeout);
+  UNSIGNED_LONGLONGS_EQUAL(0, loop.idle_stats().sleeps);
+  // Far more rounds than the spin and pause budget before the idle policy sleeps.
+  CHECK_TRUE(loop.idle_stats().idle_rounds > 2 * (tuning::kIdleSpinRounds + tuning::kIdlePauseRounds));
+  // Yield mode wins over spinning (more processes than cores).
+  loop.set_yield_when_idle(true);
+  CHECK(loop.run_until([] { return false; }, 1 * kMs, "yield wait").code() == Code::kTimeout);
+}
+
 namespace {
 // Busy once every `every` rounds: more often than the spin budget, so the
 // loop must never get as far as sleeping.
