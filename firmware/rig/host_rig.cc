@@ -25,36 +25,6 @@ namespace toroid::rig {
 
 namespace {
 
-// Signals reach the loop through a self-pipe; the handlers only count.
-int g_wake_pipe[2] = {-1, -1};
-volatile sig_atomic_t g_interrupts = 0;
-
-void wake_loop() {
-  if (g_wake_pipe[1] >= 0) {
-    const char b = 1;
-    (void)!write(g_wake_pipe[1], &b, 1);
-  }
-}
-void on_interrupt(int) {
-  g_interrupts = g_interrupts + 1;
-  wake_loop();
-}
-void on_child(int) { wake_loop(); }
-
-void install_signals() {
-  if (g_wake_pipe[0] < 0 && pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_wake_pipe[0] = g_wake_pipe[1] = -1;
-  struct sigaction sa {};
-  sigemptyset(&sa.sa_mask);
-  sa.sa_handler = on_interrupt;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
-  sa.sa_handler = on_child;
-  sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
-  sigaction(SIGCHLD, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
-
 bool file_exists(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0;
@@ -65,8 +35,6 @@ std::string coord_file_part(const Coord& c) {
   snprintf(b, sizeof b, "%u-%u-%u", c.c[0], c.c[1], c.c[2]);
   return b;
 }
-
-std::string ms_arg(uint64_t ns) { return std::to_string((ns + kMs - 1) / kMs) + "ms"; }
 
 std::string fmt_secs(double s) {
   char b[32];
@@ -500,7 +468,7 @@ void HostRig::step(uint64_t now) {
 }
 
 int HostRig::run() {
-  install_signals();
+  install_supervisor_signals();
   if (int rc = setup(); rc) {
     cleanup_files();
     return rc;
@@ -519,7 +487,7 @@ int HostRig::run() {
   while (phase_ != Phase::kDone) {
     std::vector<pollfd> fds;
     std::vector<NodeProc*> who;
-    if (g_wake_pipe[0] >= 0) fds.push_back({g_wake_pipe[0], POLLIN, 0});
+    if (signal_wake_fd() >= 0) fds.push_back({signal_wake_fd(), POLLIN, 0});
     who.push_back(nullptr);
     for (auto& n : nodes_) {
       if (n->child.out_fd < 0) continue;
@@ -530,10 +498,8 @@ int HostRig::run() {
     if (r > 0) {
       for (size_t i = 0; i < fds.size(); ++i) {
         if (!fds[i].revents) continue;
-        if (fds[i].fd == g_wake_pipe[0]) {
-          char b[64];
-          while (read(g_wake_pipe[0], b, sizeof b) > 0) {
-          }
+        if (fds[i].fd == signal_wake_fd()) {
+          drain_signal_wake();
         } else {
           read_output(*who[i], false);
         }
@@ -541,13 +507,13 @@ int HostRig::run() {
     }
     reap();
     const uint64_t now = mono_ns();
-    if (g_interrupts > 0 && !interrupted_) {
+    if (interrupts_received() > 0 && !interrupted_) {
       interrupted_ = true;
       say("rig: interrupted; stopping every node (Ctrl-C again to kill them at once)");
       note_failure(now, "interrupted");
       begin_stop(now, "an interrupt");
     }
-    if (g_interrupts > 1 && !hard_stop) {
+    if (interrupts_received() > 1 && !hard_stop) {
       hard_stop = true;
       for (auto& n : nodes_)
         if (n->spawned && !n->exited) kill(n->child.pid, SIGKILL);

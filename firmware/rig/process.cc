@@ -175,4 +175,47 @@ Result<std::string> run_command(const std::vector<std::string>& argv, uint64_t t
   return out;
 }
 
+std::string ms_arg(uint64_t ns) { return std::to_string((ns + kMs - 1) / kMs) + "ms"; }
+
+namespace {
+int g_wake_pipe[2] = {-1, -1};
+volatile sig_atomic_t g_interrupts = 0;
+
+void wake() {
+  if (g_wake_pipe[1] >= 0) {
+    const char b = 1;
+    (void)!write(g_wake_pipe[1], &b, 1);
+  }
+}
+void on_interrupt(int) {
+  g_interrupts = g_interrupts + 1;
+  wake();
+}
+void on_child(int) { wake(); }
+}  // namespace
+
+void install_supervisor_signals() {
+  if (g_wake_pipe[0] < 0 && pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_wake_pipe[0] = g_wake_pipe[1] = -1;
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = on_interrupt;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  sa.sa_handler = on_child;
+  sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
+  sigaction(SIGCHLD, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+int signal_wake_fd() { return g_wake_pipe[0]; }
+
+void drain_signal_wake() {
+  char b[64];
+  while (g_wake_pipe[0] >= 0 && read(g_wake_pipe[0], b, sizeof b) > 0) {
+  }
+}
+
+int interrupts_received() { return g_interrupts; }
+
 }  // namespace toroid::rig

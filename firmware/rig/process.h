@@ -45,6 +45,17 @@ long clock_ticks_per_second();
 std::string describe_exit(int wait_status);
 
 uint64_t mono_ns();
+// "1500ms": ns rounded up to whole ms, the form the node's timeout flags take.
+std::string ms_arg(uint64_t ns);
+
+// A supervisor's signals (the host rig, toroid-mpirun): SIGINT, SIGTERM and
+// SIGHUP are counted, SIGCHLD only wakes, SIGPIPE is ignored. Each handler
+// writes a byte to a self-pipe whose read end the supervisor polls beside
+// its children's output. Idempotent.
+void install_supervisor_signals();
+int signal_wake_fd();        // the pipe's read end; -1 if it could not be made
+void drain_signal_wake();    // empties the pipe after poll() found it readable
+int interrupts_received();   // SIGINT/SIGTERM/SIGHUP seen so far
 
 // Runs argv[0] (a full path) to completion, at most timeout_ns (then
 // SIGKILL), and returns what it printed; a non-zero exit is an error that

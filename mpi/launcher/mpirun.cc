@@ -18,6 +18,7 @@
 
 #include "base/files.h"
 #include "firmware/personality.h"
+#include "firmware/rig/process.h"
 #include "firmware/rig/wiring.h"
 #include "mpi/launch_protocol.h"
 
@@ -28,37 +29,6 @@ namespace {
 constexpr uint64_t kStopGraceNs = 2 * kSec;   // "stop" sent: then SIGTERM
 constexpr uint64_t kTermGraceNs = 3 * kSec;   // SIGTERM sent: then SIGKILL
 constexpr int kOut = 1, kErr = 2, kCtl = 3;
-
-int g_wake[2] = {-1, -1};
-volatile sig_atomic_t g_interrupts = 0;
-
-void wake() {
-  if (g_wake[1] >= 0) {
-    const char b = 1;
-    (void)!write(g_wake[1], &b, 1);
-  }
-}
-void on_interrupt(int) {
-  g_interrupts = g_interrupts + 1;
-  wake();
-}
-void on_child(int) { wake(); }
-
-void install_signals() {
-  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
-  struct sigaction sa {};
-  sigemptyset(&sa.sa_mask);
-  sa.sa_handler = on_interrupt;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
-  sa.sa_handler = on_child;
-  sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
-  sigaction(SIGCHLD, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
-
-std::string ms_arg(uint64_t ns) { return std::to_string((ns + kMs - 1) / kMs) + "ms"; }
 
 int exit_code(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
@@ -190,8 +160,8 @@ int Launcher::spawn_rank(Rank& r) {
   };
   set_env(mpi::kEnvPersonality, r.personality);
   set_env(mpi::kEnvCtlFd, "3");
-  set_env(mpi::kEnvTrainTimeout, ms_arg(opt_.train_timeout_ns));
-  if (opt_.wait_timeout_ns) set_env(mpi::kEnvTimeout, ms_arg(opt_.wait_timeout_ns));
+  set_env(mpi::kEnvTrainTimeout, rig::ms_arg(opt_.train_timeout_ns));
+  if (opt_.wait_timeout_ns) set_env(mpi::kEnvTimeout, rig::ms_arg(opt_.wait_timeout_ns));
   if (!opt_.cpus.empty()) set_env(mpi::kEnvCpus, opt_.cpus);
   // More ranks than cores: an idle rank gives its core to the one it waits for.
   if (opt_.dims.nodes() > static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) set_env(mpi::kEnvYield, "1");
@@ -387,7 +357,7 @@ void Launcher::cleanup() {
 }
 
 int Launcher::run() {
-  install_signals();
+  rig::install_supervisor_signals();
   if (int rc = setup()) return rc;
   if (!opt_.quiet)
     say("%u ranks on a %s torus over %s; run dir %s", opt_.dims.nodes(), opt_.dims.to_string().c_str(),
@@ -401,8 +371,8 @@ int Launcher::run() {
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<std::pair<Rank*, int>> who;
-    if (g_wake[0] >= 0) {
-      fds.push_back({g_wake[0], POLLIN, 0});
+    if (rig::signal_wake_fd() >= 0) {
+      fds.push_back({rig::signal_wake_fd(), POLLIN, 0});
       who.emplace_back(nullptr, 0);
     }
     bool all_exited = true;
@@ -421,20 +391,18 @@ int Launcher::run() {
       for (size_t i = 0; i < fds.size(); ++i) {
         if (!fds[i].revents) continue;
         if (!who[i].first) {
-          char b[64];
-          while (read(g_wake[0], b, sizeof b) > 0) {
-          }
+          rig::drain_signal_wake();
           continue;
         }
         read_fd(*who[i].first, who[i].second);
       }
     reap();
     const uint64_t now = rig::mono_ns();
-    if (g_interrupts > 0 && !interrupted_) {
+    if (rig::interrupts_received() > 0 && !interrupted_) {
       interrupted_ = true;
       fail("interrupted", 130, true);
     }
-    if (g_interrupts > 1 && !killed_) {
+    if (rig::interrupts_received() > 1 && !killed_) {
       killed_ = true;
       for (auto& r : ranks_)
         if (!r->exited && r->pid > 0) kill(-r->pid, SIGKILL);
