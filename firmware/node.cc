@@ -73,7 +73,13 @@ Node::Node(const Personality& p, const Clock& clock, PacketPool& pool, const std
   loop_.add_poller(&seq_);
 }
 
-Node::~Node() = default;
+// The communicator's destructor abandons its operation on the combine and
+// barrier engines and withdraws its receives from the Messenger: it goes
+// first (after the job that uses it), before the members declared after it.
+Node::~Node() {
+  job_.reset();
+  comm_.reset();
+}
 
 void Node::boot() {
   boot_ns_ = loop_.now();

@@ -105,7 +105,7 @@ TEST(CollPattern, ValuesAreNotDegenerate) {
 }
 
 TEST(CollPattern, FloatSumOnHugePartitionsFallsBackToTheDirectReduction) {
-  uint8_t out[4];
+  uint8_t out[8];  // a double
   double bound;
   CHECK_FALSE(colldata::pattern_reduce(DType::kFloat, ROp::kSum, 1, (1u << 20) + 1, 0, out, &bound));
   CHECK(colldata::pattern_reduce(DType::kDouble, ROp::kSum, 1, 1u << 24, 0, out, &bound));
