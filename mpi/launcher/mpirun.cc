@@ -285,13 +285,42 @@ void Launcher::stop_all(uint64_t now) {
 }
 
 void Launcher::reap() {
-  for (auto& rp : ranks_) {
+  // Every rank that has exited, those killed by a signal first: when a rank
+  // dies its neighbours see their links go down within milliseconds and exit
+  // with an error of their own; the job failed of the death, not of that.
+  std::vector<Rank*> gone;
+  const auto collect = [&] {
+    for (auto& rp : ranks_) {
+      Rank& r = *rp;
+      if (r.exited || r.pid <= 0) continue;
+      int status = 0;
+      if (waitpid(r.pid, &status, WNOHANG) != r.pid) continue;
+      r.exited = true;
+      r.wait_status = status;
+      gone.push_back(&r);
+    }
+  };
+  collect();
+  // A rank that failed on its own (not by a signal) may be reporting a
+  // neighbour that is still dying: its links saw the carrier go when the
+  // neighbour's files closed, a moment before the kernel made it a zombie.
+  // Give the others up to 100 ms to show a death by signal.
+  const auto failed_alone = [&] {
+    for (const Rank* r : gone)
+      if (WIFSIGNALED(r->wait_status)) return false;
+    for (const Rank* r : gone)
+      if (!stopping_ && !r->aborted && r->up && !r->finalizing) return true;
+    return false;
+  };
+  for (int tries = 0; tries < 20 && failed_alone(); ++tries) {
+    const timespec pause{0, 5 * 1000 * 1000};
+    nanosleep(&pause, nullptr);
+    collect();
+  }
+  std::stable_partition(gone.begin(), gone.end(), [](const Rank* r) { return WIFSIGNALED(r->wait_status); });
+  for (Rank* rp : gone) {
     Rank& r = *rp;
-    if (r.exited || r.pid <= 0) continue;
-    int status = 0;
-    if (waitpid(r.pid, &status, WNOHANG) != r.pid) continue;
-    r.exited = true;
-    r.wait_status = status;
+    const int status = r.wait_status;
     for (int which : {kOut, kErr, kCtl}) {
       int fd = which == kOut ? r.out_fd : which == kErr ? r.err_fd : r.ctl_fd;
       if (fd >= 0) read_fd(r, which);
