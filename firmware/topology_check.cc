@@ -127,12 +127,25 @@ std::vector<std::string> check_topology(const Topology& t) {
       }
     }
   }
-  for (uint32_t r = 0; r < want; ++r) {
-    if (!coords.count(r)) out.push_back(where + "no node has coordinate " + coord_of(r, t.dims).to_string());
+  // Missing coordinates and ranks: the first few by name, then how many
+  // more (a file whose dims promise millions of nodes it does not list
+  // gets a few lines, not millions).
+  constexpr uint32_t kListed = 16;
+  if (t.nodes.size() < want)
+    out.push_back(where + "dims " + t.dims.to_string() + " make " + std::to_string(want) + " nodes; the file lists " +
+                  std::to_string(t.nodes.size()));
+  uint32_t missing = 0;
+  for (uint32_t r = 0; r < want && coords.size() < want; ++r) {
+    if (coords.count(r)) continue;
+    if (missing++ < kListed) out.push_back(where + "no node has coordinate " + coord_of(r, t.dims).to_string());
   }
+  if (missing > kListed) out.push_back(where + "... and " + std::to_string(missing - kListed) + " more coordinates");
+  missing = 0;
   for (uint32_t r = 0; r < want && ranks.size() < want; ++r) {
-    if (!ranks.count(r)) out.push_back(where + "no node has rank " + std::to_string(r));
+    if (ranks.count(r)) continue;
+    if (missing++ < kListed) out.push_back(where + "no node has rank " + std::to_string(r));
   }
+  if (missing > kListed) out.push_back(where + "... and " + std::to_string(missing - kListed) + " more ranks");
   if (!out.empty()) return out;  // the cable checks need one node per coordinate
 
   // Each node as a personality: ports per direction, drivers, addresses.

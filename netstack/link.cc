@@ -35,9 +35,10 @@ const CounterField kLinkCountersFields[] = {
     TOROID_COUNTER(LinkCounters, credit_violations), TOROID_COUNTER(LinkCounters, rx_no_crc_refused),
     TOROID_COUNTER(LinkCounters, rx_foreign_partition), TOROID_COUNTER(LinkCounters, rx_foreign_node),
     TOROID_COUNTER(LinkCounters, keepalives),       TOROID_COUNTER(LinkCounters, trainings),
+    TOROID_COUNTER(LinkCounters, rx_oversize),
 };
 const int kLinkCountersFieldCount = sizeof(kLinkCountersFields) / sizeof(kLinkCountersFields[0]);
-static_assert(sizeof(LinkCounters) == 30 * sizeof(uint64_t), "add the new LinkCounters field to kLinkCountersFields");
+static_assert(sizeof(LinkCounters) == 31 * sizeof(uint64_t), "add the new LinkCounters field to kLinkCountersFields");
 
 Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client, EventLoop& loop,
            const LinkConfig& cfg, std::string name)
@@ -48,6 +49,7 @@ Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client,
       cfg_(cfg),
       name_(std::move(name)),
       no_crc_(port->info().medium_integrity),
+      max_frame_(port->info().max_frame),
       rto_timer_(&Link::on_rto, this),
       ack_timer_(&Link::on_ack_timer, this) {
   std::memcpy(mac_, mac, 6);
@@ -184,6 +186,7 @@ void Link::on_idle(void* self) {
 
 bool Link::validate(Packet* p, FrameType* type) {
   if (p->len < sizeof(EthHeader) + sizeof(LinkHeader)) { ++ctr_.rx_short; return false; }
+  if (p->len > max_frame_) { ++ctr_.rx_oversize; return false; }
   const auto* eh = reinterpret_cast<const EthHeader*>(p->data());
   if (eh->ethertype.get() != wire::kEtherType) { ++ctr_.rx_bad_ethertype; return false; }
   LinkHeader* lh = header_of(p);

@@ -90,6 +90,8 @@ struct LinkCounters {
   uint64_t rx_bad_version = 0;
   uint64_t rx_bad_type = 0;
   uint64_t rx_bad_length = 0;   // length field disagrees with the frame (beyond padding)
+  uint64_t rx_oversize = 0;     // longer than this port's max_frame: no correct peer sends one,
+                                // and forwarded it would overrun this node's other ports
   uint64_t rx_crc_errors = 0;
   uint64_t data_sent = 0;       // data frames sent for the first time
   uint64_t data_delivered = 0;  // data frames delivered to the client, in order
@@ -267,6 +269,7 @@ class Link {
   // port_->info().medium_integrity: data and acks go without a CRC, and
   // arrive without one only here (docs/wire.md).
   const bool no_crc_;
+  const uint32_t max_frame_;  // port_->info().max_frame: longer frames are refused
   Status down_;
   uint64_t next_carrier_check_ = 0;
   uint8_t peer_mac_[5] = {};    // 02:54:x:y:z of the trained neighbour (wire::node_mac)

@@ -29,6 +29,8 @@ const int kP2pCountersFieldCount = sizeof(kP2pCountersFields) / sizeof(kP2pCount
 
 Messenger::Messenger(NetStack& net, const MessengerConfig& cfg) : net_(net), cfg_(cfg) {
   cfg_.window = std::clamp<uint32_t>(cfg_.window, 1, 64);
+  if (cfg_.first_handle == 0) cfg_.first_handle = 1;
+  next_handle_ = cfg_.first_handle;
   const uint32_t body = net.max_body();
   // Segments carry a multiple of 64 bytes (any element size up to 64 that
   // divides it stays whole), unless the ports are smaller than that.

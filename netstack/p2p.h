@@ -177,6 +177,9 @@ struct MessengerConfig {
   // reset). Numbers count mod 2^32; every node uses the same value (tests
   // start just below the wrap to show that it is handled).
   uint32_t first_seq = 0;
+  // The first send handle. Handles count mod 2^64 and skip 0 (no send's
+  // handle; callers use it as "none"); tests start just below the wrap.
+  uint64_t first_handle = 1;
 };
 
 class Messenger final : public PacketHandler, public LinkDownListener, public Poller {
@@ -300,7 +303,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   NetStack& net_;
   MessengerConfig cfg_;
   uint32_t seg_payload_ = 0;
-  uint64_t next_handle_ = 1;
+  uint64_t next_handle_ = 1;  // cfg_.first_handle at construction (0 is skipped)
   std::vector<SendOp> active_;                 // pending sends, in send() order
   std::unordered_map<uint32_t, Peer*> peers_;  // by partition rank (allocated on first contact)
   std::vector<Peer*> peer_store_;              // owns the Peers

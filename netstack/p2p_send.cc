@@ -32,6 +32,7 @@ Result<uint64_t> Messenger::send(const Coord& dst, uint16_t context, uint32_t ta
     return error(Code::kInvalid, "send: %u-byte elements do not fit one %u-byte segment", align, seg_payload_);
   SendOp op;
   op.handle = next_handle_++;
+  if (next_handle_ == 0) next_handle_ = 1;  // across the wrap: 0 is nobody's handle
   op.dst = rank_of(dst, net_.dims());
   op.context = context;
   op.tag = tag;
@@ -53,7 +54,8 @@ Result<uint64_t> Messenger::send(const Coord& dst, uint16_t context, uint32_t ta
 }
 
 bool Messenger::send_done(uint64_t handle) const {
-  if (handle == 0 || handle >= next_handle_) return false;
+  // Issued handles are [first_handle, next_handle_) mod 2^64, 0 excepted.
+  if (handle == 0 || handle - cfg_.first_handle >= next_handle_ - cfg_.first_handle) return false;
   for (const SendOp& op : active_)
     if (op.handle == handle) return false;
   for (const SyncWait& w : sync_wait_)

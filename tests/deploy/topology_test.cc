@@ -85,6 +85,20 @@ TEST(Topology, RanksMustBeZeroToNOnce) {
   CHECK_TEXT(any_has(p, "rank 7 is out of range (dims 2x1x1 have ranks 0..1)"), joined(p).c_str());
 }
 
+// Dims that promise millions of nodes the file does not list: a few lines
+// naming the first missing ones and how many more, not a line per node
+// (found by the topology fuzzer: 224x162x162 took seconds to list).
+TEST(Topology, MissingNodesAreListedBoundedWithHowManyMore) {
+  auto t = parse_topology_text("partition = lo\ndims = 224x162x162\n", "big.topo");
+  CHECK_TEXT(t.is_ok(), t.status().message().c_str());
+  const auto p = check_topology(t.value());
+  CHECK_TEXT(p.size() <= 40, joined(p).c_str());
+  CHECK_TEXT(any_has(p, "dims 224x162x162 make 5878656 nodes; the file lists 0"), joined(p).c_str());
+  CHECK_TEXT(any_has(p, "no node has coordinate 0,0,0"), joined(p).c_str());
+  CHECK_TEXT(any_has(p, "... and 5878640 more coordinates"), joined(p).c_str());
+  CHECK_TEXT(any_has(p, "... and 5878640 more ranks"), joined(p).c_str());
+}
+
 TEST(Topology, BothEndsOfACableMustAgree) {
   Topology t = gen("2x2x1", "af_xdp");
   // A label that is not the other end's.

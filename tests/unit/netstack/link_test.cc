@@ -24,7 +24,7 @@ namespace {
 
 uint64_t rejects(const LinkCounters& c) {
   return c.rx_short + c.rx_bad_ethertype + c.rx_bad_version + c.rx_bad_type + c.rx_bad_length + c.rx_crc_errors +
-         c.rx_no_crc_refused;
+         c.rx_no_crc_refused + c.rx_oversize;
 }
 
 // Body of frame `seq`: its seq in the first four bytes (when it fits), then test bytes.
@@ -325,6 +325,21 @@ TEST(Link, ValidateRejectsEachMalformedKindAndCountsIt) {
   UNSIGNED_LONGLONGS_EQUAL(3, k.rx_bad_type);
   UNSIGNED_LONGLONGS_EQUAL(0, k.rx_frames);
   CHECK(ca.frames.empty());
+}
+
+// A frame longer than the port's max_frame is refused and counted however
+// well formed (length field and CRC agree): forwarded, it would leave this
+// node longer than its other ports carry (found by the torus-route fuzzer).
+// One of exactly max_frame bytes is taken.
+TEST(Link, AFrameLongerThanThePortCarriesIsRefusedAndCounted) {
+  Link& l = rig->add_link(0, pa, &ca);
+  FrameType t{};
+  std::vector<uint8_t> out;
+  CHECK(validate_one(l, build_frame(rig->pool(a), 1, seq_body(1, kMaxFrame - kOverhead)), &t, &out));
+  UNSIGNED_LONGS_EQUAL(kMaxFrame - kOverhead, out.size());
+  CHECK_FALSE(validate_one(l, build_frame(rig->pool(a), 1, seq_body(2, kMaxFrame - kOverhead + 1)), &t));
+  UNSIGNED_LONGLONGS_EQUAL(1, l.counters().rx_oversize);
+  UNSIGNED_LONGLONGS_EQUAL(1, rejects(l.counters()));
 }
 
 // Every single-bit error in a frame lands where the field it hits says:

@@ -290,3 +290,41 @@ TEST(Messenger, MessageNumbersWrapAround2To32) {
   CHECK_FALSE(m->probe(1, 9, 0, true, &env));  // nothing left waiting
   UNSIGNED_LONGLONGS_EQUAL(0, m->counters().held_bytes);
 }
+
+// Send handles started just below 2^64 (MessengerConfig::first_handle): the
+// handles across the wrap are distinct and never 0 (the "no send" value),
+// each is done once its message was taken, and a handle never issued (0,
+// the next one, one before the first) is never reported done.
+TEST(Messenger, SendHandlesWrapAround2To64AndSkipZero) {
+  MessengerConfig cfg;
+  cfg.max_message = 1 << 20;
+  cfg.first_handle = ~uint64_t{0} - 1;
+  m = std::make_unique<Messenger>(*net, cfg);
+  net->set_handler(wire::PacketType::kP2P, m.get());  // messages to itself come back through the stack
+  const Coord self{{0, 0, 0}};
+  std::vector<uint8_t> out{1, 2, 3, 4}, in(4);
+  std::vector<uint64_t> handles;
+  for (uint32_t i = 0; i < 3; ++i) {
+    out[0] = static_cast<uint8_t>(10 + i);
+    RecvReq r;
+    r.src = 0;
+    r.context = 9;
+    r.tag = i;
+    r.buf = in.data();
+    r.cap = in.size();
+    CHECK(m->post(&r).is_ok());
+    auto h = m->send(self, 9, i, out.data(), out.size());
+    CHECK_TEXT(h.is_ok(), h.status().to_string().c_str());
+    CHECK(r.done());
+    CHECK_TEXT(r.status().is_ok(), r.status().to_string().c_str());
+    UNSIGNED_LONGS_EQUAL(10 + i, in[0]);
+    CHECK(m->send_done(*h));
+    handles.push_back(*h);
+  }
+  UNSIGNED_LONGLONGS_EQUAL(~uint64_t{0} - 1, handles[0]);
+  UNSIGNED_LONGLONGS_EQUAL(~uint64_t{0}, handles[1]);
+  UNSIGNED_LONGLONGS_EQUAL(1, handles[2]);  // 0 skipped
+  CHECK_FALSE(m->send_done(0));
+  CHECK_FALSE(m->send_done(2));                  // not issued yet
+  CHECK_FALSE(m->send_done(~uint64_t{0} - 2));   // before the first
+}
