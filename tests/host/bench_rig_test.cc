@@ -34,7 +34,8 @@ TEST(HostRigUringBench, RigWritesTheSweepAsJson) {
                     "\"lat_us\": {\"min\": "),
              j.c_str());
   CHECK_TEXT(has(j, "\"coll\": \"alltoall\", \"algo\": \"pairwise\""), j.c_str());
-  CHECK_TEXT(has(j, "\"coll\": \"barrier\", \"algo\": \"barrier-network\""), j.c_str());
+  // The selector's barrier on two nodes (one exchange each way).
+  CHECK_TEXT(has(j, "\"coll\": \"barrier\", \"algo\": \"dissemination\""), j.c_str());
   // The old form ran exactly torus-ring; alltoall ran pairwise and the
   // selector's pick (bruck for small blocks), each size once.
   uint32_t allreduce = 0, alltoall_sel = 0;

@@ -64,6 +64,8 @@ TEST(Select, TableChoices) {
   const CommInfo cube = world("2x2x2");
   STRCMP_EQUAL("tree", pick(cube, args(CollKind::kAllreduce, 1)).c_str());
   STRCMP_EQUAL("barrier-network", pick(cube, args(CollKind::kBarrier, 0)).c_str());
+  // Two nodes: one exchange (dissemination) instead of the network's up and down.
+  STRCMP_EQUAL("dissemination", pick(world("2x1x1"), args(CollKind::kBarrier, 0)).c_str());
   // PROD is not on the combine ALU: a point-to-point algorithm instead.
   STRCMP_EQUAL("recursive-doubling", pick(cube, args(CollKind::kAllreduce, 4, DType::kInt32, ROp::kProd)).c_str());
   // Large vectors on the 2x2x2 cube: the seed 001 method.
