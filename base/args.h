@@ -3,6 +3,7 @@
 // "--opt=value"; arg() is the option without "=value", value() takes the
 // inline value or consumes the next argument.
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace toroid {
@@ -36,6 +37,20 @@ class ArgWalker {
     if (i_ + 1 >= argc_) return false;
     *out = argv_[++i_];
     return true;
+  }
+  // For an option whose value may be left out ("--in-place" or
+  // "--in-place no"): the next argument, consumed only when it is one of
+  // `allowed`; false (nothing consumed) otherwise.
+  template <size_t N>
+  bool optional_value(std::string* out, const char* const (&allowed)[N]) {
+    if (inline_ || i_ + 1 >= argc_) return false;
+    for (const char* a : allowed) {
+      if (a == std::string(argv_[i_ + 1])) {
+        *out = argv_[++i_];
+        return true;
+      }
+    }
+    return false;
   }
 
  private:

@@ -34,6 +34,8 @@ const char kUsage[] =
     "  --dims XxYxZ          partition shape, each size 1..256 (required)\n"
     "  --job JOB             selftest | coll | traffic | train | bench | scaling | soak (required)\n"
     "  --seed N              seed for faults and test data (default 1)\n"
+    "  --arg KEY=VALUE       a job argument (repeatable; e.g. level=quick, the same\n"
+    "                        as --level quick)\n"
     "  --faults SPEC         comma list of faults (default none):\n"
     "                          drop=P corrupt=P dup=P reorder=P  probabilities 0..1\n"
     "                          delay=D    extra latency on every frame (e.g. 2us)\n"
@@ -135,7 +137,11 @@ int main(int argc, char** argv) {
     } else if (arg == "--no-dateline") {
       opt.dateline = Dateline::kOff;
     } else if (arg == "--in-place" && !inline_val) {
-      opt.job_args["in-place"] = "yes";
+      // Bare, or followed by yes / no (the form --help gives).
+      static const char* const kYesNo[] = {"yes", "no"};
+      std::string yn = "yes";
+      w.optional_value(&yn, kYesNo);
+      opt.job_args["in-place"] = yn;
     } else if (is_coll_option(arg)) {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
@@ -158,6 +164,14 @@ int main(int argc, char** argv) {
       for (const auto& id : opt.partitions)
         if (Status st = check_partition_id(id); !st || id.empty())
           return usage_error("--partitions: %s", st ? "an empty id" : st.message().c_str());
+    } else if (arg == "--arg") {
+      // KEY=VALUE for the job, as toroid-rig and the QEMU launcher take it.
+      std::string v;
+      if (!need(&v)) return usage_error("option %s needs a value", arg);
+      const auto e = v.find('=');
+      if (e == std::string::npos || e == 0 || v.find_first_of(" \t#") != std::string::npos)
+        return usage_error("--arg '%s': expected KEY=VALUE without spaces", v.c_str());
+      opt.job_args[v.substr(0, e)] = v.substr(e + 1);
     } else if (arg == "--level" || arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing" ||
                arg == "--colls" || arg == "--algos" || arg == "--sizes" || arg == "--reps") {
       std::string v;

@@ -152,7 +152,11 @@ int main(int argc, char** argv) {
       continue;
     }
     if (arg == "--in-place" && !inline_val) {
-      opt.job_args["in-place"] = "yes";
+      // Bare, or followed by yes / no (the form --help gives).
+      static const char* const kYesNo[] = {"yes", "no"};
+      std::string yn = "yes";
+      w.optional_value(&yn, kYesNo);
+      opt.job_args["in-place"] = yn;
       continue;
     }
     if (is_coll_option(arg) || arg == "--level") {

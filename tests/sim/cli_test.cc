@@ -98,6 +98,31 @@ TEST(SimCli, UsageErrorsNameTheProblem) {
   CHECK_TEXT(has(o, "missing --dims"), o.text.c_str());
 }
 
+// Job arguments as toroid-rig takes them: --arg KEY=VALUE (a value left
+// out or given apart is refused, never taken as something else), and
+// --in-place bare or with the yes|no that --help shows.
+TEST(SimCli, JobArgumentsAndInPlaceTakeTheFormsTheHelpGives) {
+  Out o = sim("--dims 2x1x1 --job selftest --arg level=quick --quiet");
+  LONGS_EQUAL_TEXT(0, o.status, o.text.c_str());
+  CHECK_TEXT(has(o, "verdict: PASS"), o.text.c_str());
+  o = sim("--dims 2x1x1 --job selftest --arg level quick --quiet");
+  LONGS_EQUAL(2, o.status);
+  CHECK_TEXT(has(o, "--arg 'level': expected KEY=VALUE"), o.text.c_str());
+  struct Form {
+    const char* text;
+    bool in_place;
+  };
+  for (const Form f : {Form{"--in-place", true}, Form{"--in-place yes", true}, Form{"--in-place no", false},
+                       Form{"--in-place=no", false}}) {
+    o = sim(std::string("--dims 2x1x1 --job coll --coll allreduce --count 4 ") + f.text);
+    LONGS_EQUAL_TEXT(0, o.status, (std::string(f.text) + ": " + o.text).c_str());
+    CHECK_TEXT(has(o, "verdict: PASS"), o.text.c_str());
+    CHECK_EQUAL_TEXT(f.in_place, has(o, "n=4 in-place"), (std::string(f.text) + ": " + o.text).c_str());
+  }
+  o = sim("--dims 2x1x1 --job coll --coll allreduce --count 4 --quiet --in-place maybe");
+  LONGS_EQUAL(2, o.status);
+}
+
 TEST(SimCli, HelpDescribesTheContractForms) {
   Out o = sim("--help");
   LONGS_EQUAL(0, o.status);
