@@ -44,6 +44,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/rng.h"
+#include "base/stats.h"
 #include "base/tuning.h"
 #include "drivers/dpdk/eal.h"
 #include "firmware/capture.h"
@@ -204,8 +205,10 @@ class LinkMonitor final : public LinkDownListener {
   std::vector<bool> reported_;
 };
 
-// Prints a "state" line whenever the node's state changes, and a "reset"
-// line for every communication reset.
+// Prints a "state" line whenever the node's state changes, a "reset" line
+// for every communication reset, and a "progress" line with the cases done
+// so far at most every kProgressNs while a job runs (a full self-test under
+// TCG runs for many minutes and reports its cases only at the end).
 class StateReporter final : public Poller {
  public:
   StateReporter(const Node& node, std::string name, uint64_t t0) : node_(node), name_(std::move(name)), t0_(t0) {}
@@ -214,6 +217,17 @@ class StateReporter final : public Poller {
       resets_ = node_.resets();
       emit("reset node=" + name_ + " gen=" + std::to_string(node_.trainer().generation()) +
            " mono=" + std::to_string(mono_ns()) + " reason=" + quote(node_.last_reset().message()));
+    }
+    if (const Job* job = node_.job(); job && job->cases().size() != cases_) {
+      const auto& cs = job->cases();
+      for (; cases_ < cs.size(); ++cases_) failed_ += cs[cases_].verdict == CaseVerdict::kFail;
+      // The clock is read only when a case completed: nothing per idle round.
+      const uint64_t now = mono_ns();
+      if (now - last_progress_ >= kProgressNs) {
+        last_progress_ = now;
+        emit("progress node=" + name_ + " cases=" + std::to_string(cases_) + " failed=" + std::to_string(failed_) +
+             " ms=" + std::to_string((now - t0_) / 1000000));
+      }
     }
     if (node_.state() == last_) return false;
     last_ = node_.state();
@@ -229,7 +243,29 @@ class StateReporter final : public Poller {
   uint64_t t0_;
   NodeState last_ = NodeState::kCreated;
   uint32_t resets_ = 0;
+  size_t cases_ = 0;
+  size_t failed_ = 0;
+  uint64_t last_progress_ = mono_ns();
+  static constexpr uint64_t kProgressNs = 10 * kSec;
 };
+
+// One "links" line at the verdict: what the link layer did to keep the links
+// up (retransmissions, timer expiries, keepalive probes, trainings) summed
+// over the node's ports, and the longest silence a neighbour broke before the
+// down deadline: how close a stalled peer came to being declared dead.
+void emit_link_summary(const Node& node, const std::string& name) {
+  const NetStack& net = node.net();
+  LinkCounters sum;
+  uint64_t longest = 0;
+  for (uint16_t i = 0; i < net.port_count(); ++i) {
+    add_counters(&sum, &net.link(i).counters(), kLinkCountersFields, kLinkCountersFieldCount);
+    longest = std::max(longest, net.link(i).longest_silence_ns());
+  }
+  emit("links node=" + name + " ports=" + std::to_string(net.port_count()) +
+       " retransmits=" + std::to_string(sum.retransmits) + " timeouts=" + std::to_string(sum.timeouts) +
+       " keepalives=" + std::to_string(sum.keepalives) + " trainings=" + std::to_string(sum.trainings) +
+       " duplicates=" + std::to_string(sum.duplicates) + " longest_silence_ms=" + std::to_string(longest / 1000000));
+}
 
 // A boot id nobody else draws: from the kernel's random pool, so a node
 // started again on the same machine (same seed, same rank) is told apart.
@@ -540,6 +576,7 @@ static int run_node(int argc, char** argv) {
         emit("total node=" + name + " group=" + quote(job->totals_name()) + " key=" + quote(k) +
              " value=" + std::to_string(v));
     }
+    emit_link_summary(*node, name);
     const bool pass = node->state() == NodeState::kPassed;
     const size_t ncases = node->job() ? node->job()->cases().size() : 0;
     emit("verdict node=" + name + (pass ? " PASS" : " FAIL") + " reason=" +

@@ -165,6 +165,11 @@ class Link {
   Port* port() const { return port_; }
   const std::string& name() const { return name_; }
   const LinkCounters& counters() const { return ctr_; }
+  // The longest the peer was silent while the link was up and then spoke
+  // again (a stalled neighbour or a stalled self shows here, short of the
+  // down deadline). A maximum, not a counter: kept out of LinkCounters,
+  // whose fields are summed across links.
+  uint64_t longest_silence_ns() const { return longest_silence_ns_; }
   uint32_t unacked() const { return next_seq_ - peer_ack_; }
   uint32_t tx_queued() const { return tx_count_; }
   uint32_t tx_space() const { return tx_count_ < cfg_.tx_cap ? cfg_.tx_cap - tx_count_ : 0; }
@@ -302,6 +307,7 @@ class Link {
   uint64_t rttvar_ = 0;
   uint64_t last_progress_ = 0;          // last time the peer's ack advanced
   uint64_t last_heard_ = 0;             // last valid data or ack frame from the peer
+  uint64_t longest_silence_ns_ = 0;     // largest gap between two frames heard while up
   Timer rto_timer_;
 
   // receiver state

@@ -1,6 +1,7 @@
 // Link receive side: validate, act on the ack fields every frame carries,
 // accept data into reorder slots (each one a receive buffer the peer paid a
 // credit for) and deliver it to the client in sequence order, exactly once.
+#include <algorithm>
 #include <cstring>
 
 #include "netstack/link.h"
@@ -78,7 +79,9 @@ void Link::rx_one(Packet* p) {
     p->free();
     return;
   }
-  last_heard_ = loop_.now();
+  const uint64_t now = loop_.now();
+  longest_silence_ns_ = std::max(longest_silence_ns_, now - last_heard_);
+  last_heard_ = now;
   peer_heard_ = true;
   handle_ack_fields(lh);
   if (type == FrameType::kAck) {

@@ -18,7 +18,6 @@ docs/qemu.md is the reference.
 """
 from __future__ import annotations
 
-import argparse
 import ctypes
 import os
 import re
@@ -33,12 +32,21 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import image  # noqa: E402
+from options import build_parser  # noqa: E402
+from report import report  # noqa: E402
 
 DIRS = ["x+", "x-", "y+", "y-", "z+", "z-"]
 OPPOSITE = {"x+": "x-", "x-": "x+", "y+": "y-", "y-": "y+", "z+": "z-", "z-": "z+"}
 FIRST_SLOT = 4          # port i is the NIC at PCI 00:(4+i).0
 PID1_MARK = b"toroid.%s is missing"   # a string only firmware/pid1.cc puts in the binary
-QEMU = "qemu-system-x86_64"
+PROGRESS_S = 30         # seconds between the launcher's progress lines
+# Deadlines under TCG, where a guest runs 10-50x slower than on hardware and
+# shares the host's cores with the other VMs. A collective may take 30 s on a
+# node (tuning::kCollTimeoutRealNs); the slowest full-matrix case took 12.7 s
+# on 8 TCG guests here, so a busier host would fail it for being slow, not
+# hung. A dead neighbour is still found by the link timeout.
+TCG_COLL_TIMEOUT_S = 120
+FULL_JOB_S, FULL_JOB_PER_VM_S = 60, 120   # --job-timeout default for level=full under TCG
 
 
 class UsageError(Exception):
@@ -127,6 +135,9 @@ class Vm:
         self.pmd_ports: list[tuple[str, str]] = []   # (PCI address, DPDK driver) from EAL's probe lines
         self.iova = None
         self.stopped_by_us = False
+        self.done = 0           # cases done so far, from the node's "progress" lines
+        self.failed = 0
+        self.links: dict = {}   # the node's "links" line at its verdict
 
 
 def socket_name(c, d) -> str:
@@ -214,9 +225,24 @@ class Cluster:
         self.vms = [Vm(c, i) for i, c in enumerate(coords(dims))]
         self.t0 = time.monotonic()
         self.first_fail = None
+        self.t_progress = 0.0
 
     def elapsed(self, t=None) -> float:
         return (t if t is not None else time.monotonic()) - self.t0
+
+    def progress(self, now: float):
+        """Every PROGRESS_S seconds while the job runs: cases done per node so far
+        (a full self-test under TCG runs for many minutes)."""
+        if now - self.t_progress < PROGRESS_S or not any(v.t_trained for v in self.vms):
+            return
+        self.t_progress = now
+        done = [v.done for v in self.vms if not v.verdict]
+        if not done:
+            return
+        verdicts = sum(1 for v in self.vms if v.verdict)
+        failed = sum(v.failed for v in self.vms)
+        print(f"qemu: +{self.elapsed(now):.0f} s: cases done so far {min(done)}..{max(done)} per node"
+              f"{f', {failed} failed' if failed else ''}; verdicts {verdicts}/{len(self.vms)}", flush=True)
 
     def show(self, vm: Vm, text: str):
         print(f"[vm {vm.name} {self.elapsed():6.1f}s] {text}", flush=True)
@@ -254,6 +280,11 @@ class Cluster:
             shown = True
         elif line.startswith("case "):
             vm.cases.append(parse_kv(line))
+        elif line.startswith("progress "):
+            kv = parse_kv(line)
+            vm.done, vm.failed = int(kv.get("cases", 0)), int(kv.get("failed", 0))
+        elif line.startswith("links "):
+            vm.links = parse_kv(line)
         elif line.startswith("ports "):
             if vm.pmd_ports:
                 self.show(vm, f"ports up: DPDK {'/'.join(sorted(set(d for _, d in vm.pmd_ports)))} PMD on "
@@ -391,7 +422,8 @@ def run_cluster(a, dims, swaps, desc) -> int:
         cl.t0 = time.monotonic()
         for vm in cl.vms:
             args = qemu_args(a, vm, dims, swaps, desc, run_dir)
-            vm.log = open(os.path.join(log_dir, f"node-{vm.name.replace(',', '-')}.log"), "w")
+            # Line-buffered: `tail -f` follows a long run as it goes.
+            vm.log = open(os.path.join(log_dir, f"node-{vm.name.replace(',', '-')}.log"), "w", buffering=1)
             vm.log.write("# " + " ".join(args) + "\n")
             vm.t_start = time.monotonic()
             vm.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -412,6 +444,7 @@ def run_cluster(a, dims, swaps, desc) -> int:
                     break  # they should have powered off by now
             if cl.first_fail and now - cl.first_fail[1] > a.fail_grace:
                 break
+            cl.progress(now)
             if a.boot_timeout:
                 for v in cl.vms:
                     if v.t_pid1 is None and v.exit_code is None and now - v.t_start > a.boot_timeout:
@@ -459,185 +492,10 @@ def run_cluster(a, dims, swaps, desc) -> int:
     if interrupted:
         print(f"qemu: interrupted ({interrupted}): stopped {len(cl.vms)} VMs, removed {run_dir}", flush=True)
         return 130
-    return report(cl, timed_out)
+    return report(cl, timed_out, nics=len(port_dirs(dims)) * len(cl.vms))
 
 
 # ---------------------------------------------------------------------------
-# the report
-
-
-def fmt_ns(ns: float) -> str:
-    if ns >= 1e9:
-        return f"{ns / 1e9:.2f} s"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e3:.0f} us"
-
-
-def report(cl: Cluster, timed_out: bool) -> int:
-    a = cl.a
-    n = len(cl.vms)
-    print()
-    print(f"{'node':<8} {'/init':>7} {'ready':>7} {'trained':>8} {'verdict':>8}  result  ports")
-
-    def t(x):
-        return f"{cl.elapsed(x):6.1f}s" if x is not None else "      -"
-
-    for v in cl.vms:
-        if v.verdict:
-            result = v.verdict
-        elif timed_out:
-            result = "TIMEOUT"
-        elif v.stopped_by_us:
-            result = "STOPPED"
-        else:
-            result = "NOVERDICT"
-        ports = ("bypass" if v.bypass_ports else "kernel" if v.kernel_ports else "-")
-        print(f"{v.name:<8} {t(v.t_pid1)} {t(v.t_ready)} {t(v.t_trained):>8} {t(v.t_verdict):>8}  {result:<7} {ports}")
-
-    # The self-test (or any job's) cases, across nodes.
-    names: list[tuple] = []
-    agg: dict[tuple, list] = {}
-    for v in cl.vms:
-        for c in v.cases:
-            key = (c.get("coll", ""), c.get("algo", ""), c.get("name", ""))
-            if key not in agg:
-                agg[key] = [0, 0, 0.0, "", 0]  # passed, failed, slowest ns, first failure, skipped
-                names.append(key)
-            r = agg[key]
-            if c.get("result") == "PASS":
-                r[0] += 1
-            elif c.get("result") == "SKIP":  # not applicable on this partition, with the reason
-                r[4] += 1
-                r[3] = r[3] or c.get("detail", "")
-            else:
-                r[1] += 1
-                r[3] = r[3] or f"{v.name}: {c.get('detail', '')}"
-            try:
-                r[2] = max(r[2], float(c.get("ns", 0)))
-            except ValueError:
-                pass
-    if names:
-        print()
-        w = max(len(" ".join(k).strip()) for k in names)
-        print(f"{a.job + ' case':<{w}}  {'passed':>7}  {'slowest':>9}")
-        for k in names:
-            r = agg[k]
-            tail = f"  FAIL {r[3]}" if r[1] else f"  SKIP {r[3]}" if r[4] else ""
-            print(f"{' '.join(k).strip():<{w}}  {r[0]:>3}/{r[0] + r[1] + r[4]:<3}  {fmt_ns(r[2]):>9}" + tail)
-
-    # Link training failures, by port.
-    errs = [(v, e) for v in cl.vms for e in v.link_errors]
-    if errs:
-        print()
-        print("link training failed:")
-        for v, e in errs:
-            print(f"  node {v.name}: {e}")
-    failed = [v for v in cl.vms if v.verdict != "PASS"]
-    for v in failed:
-        if v.link_errors:
-            continue
-        if v.reason:
-            why = v.reason
-        elif timed_out:
-            why = "no verdict before the timeout"
-        elif v.stopped_by_us and cl.first_fail:
-            why = (f"no verdict yet; stopped {a.fail_grace:.0f} s (--fail-grace) after node {cl.first_fail[0].name} "
-                   f"failed")
-        else:
-            why = f"no verdict (VM exited with status {v.exit_code})"
-        tail = [l for l in v.lines if l.strip()][-3:]
-        print(f"node {v.name}: {why}")
-        if not v.verdict and tail and not (v.stopped_by_us and cl.first_fail):
-            for l in tail:
-                print(f"    | {l}")
-
-    print()
-    nics = sum(len(port_dirs(cl.dims)) for _ in cl.vms)
-    pmd = sum(len(v.pmd_ports) for v in cl.vms)
-    drivers = sorted(set(d for v in cl.vms for _, d in v.pmd_ports))
-    iova = sorted(set(v.iova for v in cl.vms if v.iova))
-    kern = sum(len(v.kernel_ports) for v in cl.vms)
-    if pmd or any(v.bypass_ports for v in cl.vms):
-        print(f"network: uio, kernel bypassed: {sum(len(v.bypass_ports) for v in cl.vms)} of {nics} NICs bound to "
-              f"uio_pci_generic, {pmd} probed by DPDK {'/'.join(drivers) or '(none)'} (EAL), "
-              f"IOVA {'/'.join(iova) or '?'}")
-    if kern:
-        print(f"network: kernel fallback (no bypass): {kern} of {nics} NICs are virtio_net interfaces used through "
-              f"{'io_uring AF_PACKET sockets' if a.kdrv == 'uring' else 'DPDK net_af_packet'}")
-    verdicts = [v.t_verdict for v in cl.vms if v.t_verdict is not None]
-    first_init = min((v.t_pid1 for v in cl.vms if v.t_pid1), default=None)
-    if verdicts and len(verdicts) == n:
-        print(f"boot-to-verdict: {cl.elapsed(max(verdicts)):.1f} s from launch to the last verdict "
-              f"(first /init at {cl.elapsed(first_init):.1f} s, last at "
-              f"{cl.elapsed(max(v.t_pid1 for v in cl.vms if v.t_pid1)):.1f} s)")
-    passed = n - len(failed)
-    ok = not failed and not timed_out
-    dims = "x".join(map(str, cl.dims))
-    if timed_out:
-        slow = [v.name for v in cl.vms if v.t_pid1 is None and "/init within" in v.reason]
-        what = (f"VM {', '.join(slow)} did not reach /init within {a.boot_timeout:.0f} s (--boot-timeout)" if slow
-                else f"timed out after {a.timeout:.0f} s (--timeout)")
-        print(f"qemu: FAIL: {what} with {len(verdicts)} of {n} verdicts; consoles in {os.path.relpath(a.log_dir)}")
-    print(f"qemu: {'PASS' if ok else 'FAIL'}: {passed} of {n} nodes passed (dims {dims}, job {a.job}, net {a.net}, "
-          f"accel {a.accel}) in {cl.elapsed(max(verdicts)) if verdicts else cl.elapsed():.1f} s", flush=True)
-    return 0 if ok else 1
-
-
-# ---------------------------------------------------------------------------
-
-
-def build_parser():
-    ap = argparse.ArgumentParser(prog="toroid qemu",
-                                 description="Boot one QEMU VM per torus node (Debian kernel, toroid-node as PID 1), "
-                                             "run a job, collect the verdicts from the serial consoles.")
-    ap.add_argument("--dims", default="2x2x2", help="torus dimensions XxYxZ (default 2x2x2)")
-    ap.add_argument("--job", default="selftest", help="job to run (default selftest)")
-    ap.add_argument("--seed", default="1", help="the job's seed (default 1)")
-    ap.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE", help="a job argument (repeatable)")
-    ap.add_argument("--mem", type=int, default=512, help="MB of RAM per VM (default 512)")
-    ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="tcg (default; -cpu max) or kvm (-cpu host)")
-    ap.add_argument("--net", choices=["uio", "kernel"], default="uio",
-                    help="uio: NICs bound to uio_pci_generic, DPDK's virtio PMD (kernel bypass, default); "
-                         "kernel: virtio_net interfaces through af_packet (fallback)")
-    ap.add_argument("--kdrv", choices=["uring", "af_packet"], default="uring",
-                    help="port driver in --net kernel: the io_uring AF_PACKET port (default) or DPDK net_af_packet")
-    ap.add_argument("--swap-nics", action="append", default=[], metavar="X.Y.Z:D1,D2",
-                    help="miswire on purpose: exchange the cables of two NICs of one VM (repeatable, one per VM)")
-    ap.add_argument("--timeout", type=float, default=0, help="seconds for the whole run (default 120 + 20 per VM)")
-    ap.add_argument("--boot-timeout", type=float, default=0,
-                    help="seconds for a VM to reach /init (default 60 + 10 per VM; 0 in --accel kvm means the same)")
-    ap.add_argument("--train-timeout", type=float, default=0,
-                    help="link-training deadline in the guest, seconds (default 60 + 5 per VM: nodes boot at "
-                         "different times)")
-    ap.add_argument("--link-timeout", type=float, default=0,
-                    help="seconds a link may make no progress or hear nothing before it goes down in the guest "
-                         "(default: 5 under TCG, where a host that deschedules a vCPU for a second or two must "
-                         "slow a link, not kill it; the node's 0.5 under KVM)")
-    ap.add_argument("--coll-timeout", type=float, default=0, help="one collective's deadline in the guest, seconds")
-    ap.add_argument("--job-timeout", type=float, default=0, help="the job's deadline in the guest, seconds")
-    ap.add_argument("--linger", type=float, default=3, help="seconds a node keeps serving its links after its verdict")
-    ap.add_argument("--fail-grace", type=float, default=15,
-                    help="after the first failed node, seconds to wait for the other verdicts (default 15)")
-    ap.add_argument("--hugepages", type=int, default=64, help="2 MB hugepages per guest in --net uio (default 64)")
-    ap.add_argument("--mtu", type=int, default=1500, help="the NICs' MTU (virtio host_mtu, default 1500)")
-    ap.add_argument("--loglevel", type=int, default=3, help="guest kernel console loglevel (default 3: errors)")
-    ap.add_argument("--node-log", choices=["error", "warn", "info", "debug"], help="toroid-node's log level")
-    ap.add_argument("--build-dir", default=None, help="meson build dir (default: build/ next to qemu/)")
-    ap.add_argument("--node-bin", help="the guest's /init (default BUILD/firmware/toroid-node)")
-    ap.add_argument("--kernel", help="Debian kernel version, e.g. 6.1.0-56-amd64 (default: cached, else apt's)")
-    ap.add_argument("--rebuild-image", action="store_true", help="rebuild the initramfs even if up to date")
-    ap.add_argument("--log-dir", help="where the consoles go (default BUILD/qemu/run/)")
-    ap.add_argument("--progress", choices=["boot", "all"], default="boot",
-                    help="boot: boot, training and verdict lines (default); all: port binding too")
-    ap.add_argument("--pcap", metavar="DIR",
-                    help="capture every NIC's frames, both directions, to DIR/node-X-Y-Z-portN-DIR.pcap "
-                         "(QEMU's filter-dump on each netdev; docs/capture.md)")
-    ap.add_argument("-v", "--verbose", action="store_true", help="show every console line")
-    ap.add_argument("--qemu", default=QEMU, help=argparse.SUPPRESS)
-    ap.add_argument("--skip-if-no-qemu", action="store_true",
-                    help="exit 77 (skip) when QEMU cannot start here at all (the test suite uses it)")
-    return ap
 
 
 def main(argv: list[str]) -> int:
@@ -659,18 +517,26 @@ def main(argv: list[str]) -> int:
         print(f"toroid qemu: {e}", file=sys.stderr)
         return 2
     n = dims[0] * dims[1] * dims[2]
-    # Under TCG the full self-test matrix (about 1700 cases) takes minutes per
-    # hundred cases on a small host: the quick level unless one was asked for.
-    if a.job == "selftest" and a.accel != "kvm" and not any(kv.startswith("level=") for kv in a.arg):
+    tcg = a.accel != "kvm"
+    # Under TCG the whole self-test matrix (1724 cases) takes about 5 minutes
+    # on eight guests sharing two cores (docs/qemu.md), the quick one under a
+    # minute: quick unless a level was asked for.
+    if a.job == "selftest" and tcg and not any(kv.startswith("level=") for kv in a.arg):
         a.arg.append("level=quick")
-        print("qemu: selftest at level quick under TCG (--arg level=full for the whole matrix, "
-              "with a longer --timeout and --job-timeout)", flush=True)
-    if not a.link_timeout and a.accel != "kvm":
+        print("qemu: selftest at level quick under TCG (--arg level=full runs the whole matrix, 1724 cases: "
+              "about 5 min on 8 VMs sharing 2 cores, with deadlines to match)", flush=True)
+    if tcg and "level=full" in a.arg and not a.job_timeout:
+        # Guest CPU time grows with the VMs sharing the host's cores: 262 s for
+        # the full matrix on 8 VMs and 2 cores here, about 4x below this.
+        a.job_timeout = FULL_JOB_S + FULL_JOB_PER_VM_S * n
+    if tcg and not a.coll_timeout:
+        a.coll_timeout = TCG_COLL_TIMEOUT_S
+    if not a.link_timeout and tcg:
         a.link_timeout = 5.0
     if a.link_timeout and a.link_timeout < 0.1:
         print("toroid qemu: --link-timeout: at least 0.1 s", file=sys.stderr)
         return 2
-    a.timeout = a.timeout or 120 + 20 * n
+    a.timeout = a.timeout or 120 + 20 * n + (a.job_timeout if tcg and "level=full" in a.arg else 0)
     a.boot_timeout = a.boot_timeout or 60 + 10 * n
     a.train_timeout = a.train_timeout or 60 + 5 * n
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -5,8 +5,8 @@ namespace toroid::rig {
 namespace {
 
 bool known_kind(const std::string& k) {
-  static const char* const kKinds[] = {"up",       "ports",    "state", "case",  "total",
-                                       "verdict",  "linkdown", "reset", "quiesced", "bench"};
+  static const char* const kKinds[] = {"up",       "ports",    "state", "case",     "total",    "verdict",
+                                       "linkdown", "reset",    "quiesced", "bench", "progress", "links"};
   for (const char* x : kKinds)
     if (k == x) return true;
   return false;

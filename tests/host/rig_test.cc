@@ -20,6 +20,7 @@
 
 #include "base/torus.h"
 #include "base/tuning.h"
+#include "firmware/rig/events.h"
 #include "tests/host/run_cmd.h"
 
 #include <CppUTest/TestHarness.h>
@@ -28,6 +29,8 @@ namespace {
 
 using testutil::env_bin;
 using testutil::line_with;
+using toroid::rig::NodeEvent;
+using toroid::rig::parse_node_event;
 using testutil::processes_mentioning;
 using testutil::Run;
 using testutil::run_cmd;
@@ -90,6 +93,13 @@ void check_selftest_passes(RigFixture& f, const std::string& dims, const char* d
   std::fclose(log);
   CHECK(text.find("verdict node=1,0,0 PASS") != std::string::npos);
   CHECK(text.find("quiesced node=1,0,0") != std::string::npos);
+  // Its link summary before the verdict: every port trained once and stayed up.
+  const std::string links = line_with(text, "links node=1,0,0 ");
+  NodeEvent ev;
+  CHECK_TEXT(parse_node_event(links, &ev), text.c_str());
+  CHECK_TEXT(!ev.get("ports").empty() && ev.get("ports") != "0" && ev.get("trainings") == ev.get("ports") &&
+                 !ev.get("longest_silence_ms").empty(),
+             links.c_str());
   std::printf("\n  %s %s selftest: %.2f s wall\n", driver, dims.c_str(), r.wall_s);
 }
 

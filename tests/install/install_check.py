@@ -73,7 +73,8 @@ def main(argv):
         want = ["bin/toroid", "bin/toroid-sim", "bin/toroid-node", "bin/toroid-rig",
                 os.path.join(opts["libdir"], "libtoroid.a"), os.path.join(opts["libdir"], "pkgconfig", "toroid.pc"),
                 "include/toroid/base/status.h", "include/toroid/drivers/port.h", "include/toroid/firmware/sim_rig.h",
-                "share/toroid/qemu/toroid_qemu.py", "share/toroid/qemu/image.py",
+                "share/toroid/qemu/toroid_qemu.py", "share/toroid/qemu/image.py", "share/toroid/qemu/options.py",
+                "share/toroid/qemu/report.py",
                 "share/toroid/wireshark/toroid.lua", "share/doc/toroid/README.md", "share/doc/toroid/docs/install.md",
                 "share/toroid/cli/__main__.py", "share/toroid/cli/toroid_cli/main.py",
                 os.path.join(opts["mandir"], "man1", "toroid.1"), os.path.join(opts["mandir"], "man1", "toroid-selftest.1")]

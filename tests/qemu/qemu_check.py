@@ -8,7 +8,8 @@
 
 `pass` also checks the network path the launcher reports: with --net uio every
 NIC was probed by DPDK's net_virtio PMD (EAL's own probe lines) with IOVA as
-PA; with --net kernel the fallback is reported as such.
+PA; with --net kernel the fallback is reported as such. And every link trained
+exactly once: none went down during the job.
 
 Exit status: 0 as expected, 1 not, 77 when the launcher says QEMU cannot start
 here at all (it is run with --skip-if-no-qemu).
@@ -83,6 +84,15 @@ def main(argv):
              f"a failed case in the {job} table")
         need(re.search(rf"qemu: PASS: {len(nodes)} of {len(nodes)} nodes passed", out), "no PASS summary")
         need(re.search(r"^boot-to-verdict: [\d.]+ s", out, re.M), "no boot-to-verdict time")
+        # Every link trained once and stayed up: a guest the host stalls must
+        # slow its links (keepalives, retransmissions), not take them down.
+        m = re.search(r"^links: .* (\d+) trainings over (\d+) nodes; longest silence a neighbour broke: (\d+) ms",
+                      out, re.M)
+        need(m, "no 'links:' line")
+        if m:
+            need(int(m.group(1)) == nics and int(m.group(2)) == len(nodes),
+                 f"{m.group(1)} link trainings over {m.group(2)} nodes; want {nics} over {len(nodes)} "
+                 f"(a link went down and trained again)")
         if net == "uio":
             m = re.search(r"network: uio, kernel bypassed: (\d+) of (\d+) NICs bound to uio_pci_generic, (\d+) "
                           r"probed by DPDK (\S+) \(EAL\), IOVA (\S+)", out)

@@ -27,7 +27,11 @@ a QEMU -netdev dgram unix-socket pair; port i of a node is the NIC at PCI
 00:(4+i).0. The launcher shows each node's boot, link training and verdict,
 prints the job's case table and the boot-to-verdict time, kills only its own
 VMs, removes its sockets and exits with the cluster's verdict. Consoles are
-kept in build/qemu/run/node-X-Y-Z.log. docs/qemu.md is the reference.""",
+kept in build/qemu/run/node-X-Y-Z.log. docs/qemu.md is the reference.
+
+Under TCG the self-test runs at level quick unless --arg level=... is given;
+--arg level=full runs the whole matrix (1724 cases, about 5 minutes on 8 VMs
+sharing 2 cores) with the deadlines scaled to match.""",
                        epilog="""\
 exit status: 0 every node passed, 1 a node failed or the run timed out (or the
 build failed), 2 usage error, 130 interrupted""")
@@ -39,7 +43,9 @@ build failed), 2 usage error, 130 interrupted""")
                    help="uio (default): NICs on uio_pci_generic, DPDK's virtio PMD (kernel bypass); kernel: "
                         "virtio_net interfaces through an AF_PACKET socket (fallback; --kdrv uring|af_packet)")
     p.add_argument("--swap-nics", metavar="X.Y.Z:D1,D2", help="miswire on purpose: exchange two NICs' cables on one VM")
-    p.add_argument("--timeout", metavar="S", help="limit for the whole run (default 120 + 20 per VM)")
+    p.add_argument("--timeout", metavar="S",
+                   help="limit for the whole run (default 120 + 20 per VM, plus the job's deadline for a full "
+                        "self-test under TCG)")
     p.add_argument("--pcap", metavar="DIR", help="capture every NIC with QEMU's filter-dump (docs/capture.md)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every console line")
     return p
