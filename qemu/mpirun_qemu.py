@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import sys
 import time
 
@@ -181,6 +182,7 @@ class Ranks:
         self.tag = tag
         self.files = {}
         self.status: dict[int, int] = {}
+        self.last_err: dict[int, str] = {}   # each rank's last stderr line: why it failed, mostly
         self.first_fail: list[int] = []
         for vm in cl.vms:
             self.files[vm.index] = open(os.path.join(run_dir, f"rank-{vm.index}.out"), "w")
@@ -188,6 +190,8 @@ class Ranks:
     def line(self, vm, stream: str, text: str):
         # stdout's lines to stdout, stderr's to stderr, as on the host rig.
         self.files[vm.index].write(("(stderr) " if stream == "err" else "") + text + "\n")
+        if stream == "err" and text.strip():
+            self.last_err[vm.index] = text.strip()
         out = self.out if stream == "out" else sys.stderr
         out.write((f"[{vm.index}] " if self.tag else "") + text + "\n")
         out.flush()
@@ -202,6 +206,15 @@ class Ranks:
             f.close()
 
 
+def describe(status: int) -> str:
+    if 128 < status < 128 + 65:
+        try:
+            return f"was killed by {signal.Signals(status - 128).name} (status {status})"
+        except ValueError:
+            return f"was killed by signal {status - 128} (status {status})"
+    return f"exited with status {status}"
+
+
 def report(ranks: Ranks, quiet: bool, prog: str, run_dir: str):
     def summary(cl, timed_out: bool) -> int:
         n = len(cl.vms)
@@ -213,7 +226,7 @@ def report(ranks: Ranks, quiet: bool, prog: str, run_dir: str):
             for v in cl.vms:
                 st = ranks.status.get(v.index)
                 if st is not None:
-                    what = "0" if st == 0 else f"{st}: {v.reason}"
+                    what = "0" if st == 0 else f"{st}: {describe(st)}"
                 elif timed_out:
                     what = "no exit status: timed out"
                 elif v.reason:
@@ -237,7 +250,9 @@ def report(ranks: Ranks, quiet: bool, prog: str, run_dir: str):
         if ranks.first_fail:
             r = ranks.first_fail[0]
             v = cl.vms[r]
-            print(f"toroid-mpirun: {prog}: FAIL: rank {r} (node {v.name}) {v.reason or 'failed'}", file=err)
+            last = ranks.last_err.get(r)
+            print(f"toroid-mpirun: {prog}: FAIL: rank {r} (node {v.name}) {describe(ranks.status[r])} first"
+                  + (f"; its last error line: {last}" if last else ""), file=err)
             return ranks.status[r]
         if not timed_out:
             v = bad[0]

@@ -240,11 +240,11 @@ class Cluster:
         if app:
             if self.on_app_line:
                 self.on_app_line(vm, app.group(1), app.group(2))
-            # The application's EAL and node lines say what its ports are.
+            # The application's EAL and node lines say what its ports are
+            # (read below; on_app_line has shown them already).
             line = app.group(2)
             if not line.startswith(("EAL:", "[node ")):
                 return
-            shown = False
         elif line.startswith("app node=") and self.on_app_exit:
             m = re.search(r" status=(-?\d+)", line)
             if m:
@@ -301,7 +301,7 @@ class Cluster:
                 shown = True
         elif "Kernel panic" in line or "BUG:" in line or "Call Trace" in line or line.startswith("qemu-system"):
             shown = True
-        if shown:
+        if shown and not app:
             self.show(vm, line)
 
 
