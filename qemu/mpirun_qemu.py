@@ -235,7 +235,8 @@ def report(ranks: Ranks, quiet: bool, prog: str, run_dir: str):
                     what = "no exit status: stopped after another rank failed"
                 else:
                     what = f"no exit status (VM exited with {v.exit_code})"
-                t = [f"{cl.elapsed(x):6.1f}s" if x is not None else "      -" for x in (v.t_pid1, v.t_ready, v.t_verdict)]
+                t = [f"{cl.elapsed(x):6.1f}s" if x is not None else "      -"
+                     for x in (v.t_pid1, v.t_ready, v.t_verdict)]
                 print(f"{v.index:>4}  {v.name:<8} {t[0]} {t[1]} {t[2]}  {what}", file=err)
             print(f"toroid-mpirun: consoles and rank-R.out in {os.path.relpath(run_dir)}", file=err)
         dims = "x".join(map(str, cl.dims))
@@ -331,18 +332,19 @@ def main(argv: list[str]) -> int:
             cl.show = lambda vm, text: None
 
     try:
-        with contextlib.redirect_stdout(sys.stderr):
-            rc = tq.run_cluster(a, dims, {}, desc, report_fn=lambda cl, t: report(holder["ranks"], quiet, prog, run_dir)(cl, t),
-                                setup_fn=make)
+        # The cluster's progress lines go to stderr (nowhere with -q): stdout
+        # is the program's.
+        with contextlib.ExitStack() as stack:
+            sink = stack.enter_context(open(os.devnull, "w")) if quiet else sys.stderr
+            stack.enter_context(contextlib.redirect_stdout(sink))
+            return tq.run_cluster(a, dims, {}, desc, setup_fn=make,
+                                  report_fn=lambda cl, t: report(holder["ranks"], quiet, prog, run_dir)(cl, t))
     finally:
         if "ranks" in holder:
             holder["ranks"].close()
         # The node image plus the overlay: rebuilt for every run (well under a second).
         with contextlib.suppress(OSError):
             os.unlink(desc["initramfs"])
-    if rc == 130:
-        return 130
-    return rc
 
 
 if __name__ == "__main__":
