@@ -213,8 +213,7 @@ AppExit run_guest_app(const GuestApp& app, const std::vector<std::string>& env) 
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
-    if (chdir("/tmp") != 0) {
-    }
+    if (chdir("/tmp") != 0) dprintf(2, "chdir /tmp: %s (running in /)\n", strerror(errno));
     execve(argv[0], argv.data(), envp.data());
     dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));
     _exit(127);

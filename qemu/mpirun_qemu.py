@@ -215,7 +215,9 @@ def describe(status: int) -> str:
     return f"exited with status {status}"
 
 
-def report(ranks: Ranks, quiet: bool, prog: str, run_dir: str):
+def report(ranks: Ranks, quiet: bool, prog: str, run_dir: str, in_image: str):
+    app_prefix = f"application {in_image} "
+
     def summary(cl, timed_out: bool) -> int:
         n = len(cl.vms)
         bad = [v for v in cl.vms if ranks.status.get(v.index) != 0]
@@ -226,7 +228,8 @@ def report(ranks: Ranks, quiet: bool, prog: str, run_dir: str):
             for v in cl.vms:
                 st = ranks.status.get(v.index)
                 if st is not None:
-                    what = "0" if st == 0 else f"{st}: {describe(st)}"
+                    # PID 1's reason: how the program ended, or why it never ran.
+                    what = "0" if st == 0 else f"{st}: {v.reason.removeprefix(app_prefix) or describe(st)}"
                 elif timed_out:
                     what = "no exit status: timed out"
                 elif v.reason:
@@ -338,7 +341,7 @@ def main(argv: list[str]) -> int:
             sink = stack.enter_context(open(os.devnull, "w")) if quiet else sys.stderr
             stack.enter_context(contextlib.redirect_stdout(sink))
             return tq.run_cluster(a, dims, {}, desc, setup_fn=make,
-                                  report_fn=lambda cl, t: report(holder["ranks"], quiet, prog, run_dir)(cl, t))
+                                  report_fn=lambda cl, t: report(holder["ranks"], quiet, prog, run_dir, info["in_image"])(cl, t))
     finally:
         if "ranks" in holder:
             holder["ranks"].close()
