@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "base/clock.h"
+#include "firmware/pid1_app.h"
 
 namespace toroid {
 namespace {
@@ -47,15 +48,6 @@ void say(const char* fmt, ...) {
   fflush(stdout);
   ssize_t w = write(1, line.data(), line.size());
   (void)w;
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') q += '\\';
-    q += c == '\n' ? ' ' : c;
-  }
-  return q + "\"";
 }
 
 bool read_file(const std::string& path, std::string* out) {
@@ -495,6 +487,9 @@ Result<GuestConfig> parse_guest_cmdline(const std::string& cmdline) {
     } else if (key == "hugetlbfs") {
       if (val != "0" && val != "1") return bad("0 or 1");
       c.hugetlbfs = val == "1";
+    } else if (key == "app") {
+      if (val[0] != '/') return bad("the absolute path of the application's description in the image");
+      c.app = val;
     } else if (key == "modules") {
       std::istringstream in(val);
       for (std::string m; std::getline(in, m, ',');)
@@ -503,7 +498,7 @@ Result<GuestConfig> parse_guest_cmdline(const std::string& cmdline) {
       return error(Code::kInvalid,
                    "kernel command line: unknown key toroid.%s (known: dims coord job seed ports net kdrv arg "
                    "train_timeout coll_timeout job_timeout linger link_timeout log eal_log eal_arg pool hugetlbfs "
-                   "modules)",
+                   "modules app)",
                    key.c_str());
     }
   }
@@ -540,6 +535,15 @@ std::vector<std::string> guest_node_args(const GuestConfig& c, const std::vector
 }
 
 bool is_pid1() { return getpid() == 1; }
+
+std::string verdict_quote(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c == '\n' ? ' ' : c;
+  }
+  return q + "\"";
+}
 
 Status pid1_boot(Pid1Options& o) {
   const uint64_t t0 = mono_ns();
@@ -592,6 +596,7 @@ Status pid1_boot(Pid1Options& o) {
       return error(st.code(), "pid1: %s", st.message().c_str());
   }
   o.node_args = guest_node_args(c, addrs);
+  o.port_addrs = addrs;
   say("ready in %.0f ms", static_cast<double>(mono_ns() - t0) / 1e6);
   return Status::ok();
 }
@@ -611,10 +616,15 @@ void pid1_main(int argc, char** argv, int (*run_node)(int, char**)) {
   Status st = pid1_boot(o);
   if (!st) {
     say("boot failed: %s", st.message().c_str());
-    std::string line = "verdict node=" + coord_for_verdict(o.cmdline) + " FAIL reason=" + quote(st.message()) +
-                       " cases=0 ms=0\n";
+    std::string line = "verdict node=" + coord_for_verdict(o.cmdline) +
+                       " FAIL reason=" + verdict_quote(st.message()) + " cases=0 ms=0\n";
     ssize_t w = write(1, line.data(), line.size());
     (void)w;
+    pid1_poweroff();
+  }
+  if (!o.config.app.empty()) {
+    const int rc = pid1_run_app(o);
+    say("application done (status %d); powering off", rc);
     pid1_poweroff();
   }
   std::vector<std::string> args;

@@ -28,6 +28,8 @@
 //   toroid.log=LEVEL toroid.eal_log=LEVEL toroid.pool=N toroid.eal_arg=ARG (repeatable)
 //   toroid.hugetlbfs=0|1        force the hugetlbfs mount off/on (default: on when hugepages exist)
 //   toroid.modules=a,b          more modules to load
+//   toroid.app=PATH             run the application PATH describes instead of the
+//                               node's job (firmware/pid1_app.h; `toroid mpirun --rig qemu`)
 //
 // How toroid-node calls it (firmware/node_main.cc):
 //
@@ -57,6 +59,7 @@ struct GuestConfig {
   std::vector<std::string> node_flags;  // pass-through toroid-node flags: {"--train-timeout", "60s", ...}
   int hugetlbfs = -1;                   // -1: mount when the kernel reserved hugepages
   std::vector<std::string> modules;     // extra modules
+  std::string app;                      // the application's description in the image ("" : the node's job)
 };
 
 // Parses the whole command line (other keys are ignored; an unknown toroid.*
@@ -78,14 +81,19 @@ struct Pid1Options {
   // Filled by pid1_boot:
   GuestConfig config;
   std::vector<std::string> node_args;  // toroid-node's flags (without argv[0])
+  std::vector<std::string> port_addrs; // each port's PCI address (uio) or interface (kernel)
 };
 
 bool is_pid1();
+// A verdict line's quoted value: "..." with '"' and '\\' escaped, newlines
+// made spaces (the launcher's parse_kv reads it back).
+std::string verdict_quote(const std::string& s);
 // Steps 1-4. On error the message says which step and what to change.
 Status pid1_boot(Pid1Options& o);
 // sync, then reboot(RB_POWER_OFF); never returns (pauses if that fails).
 [[noreturn]] void pid1_poweroff();
-// pid1_boot, then run_node(argv[0] + node_args), then power off. A boot
+// pid1_boot, then run_node(argv[0] + node_args) (or, with toroid.app, the
+// application: pid1_run_app), then power off. A boot
 // failure prints "verdict node=X,Y,Z FAIL reason=..." itself, so the rig
 // always gets a verdict line.
 [[noreturn]] void pid1_main(int argc, char** argv, int (*run_node)(int, char**));

@@ -29,5 +29,10 @@ constexpr const char* kEnvTopology = "TOROID_TOPOLOGY";             // deploymen
 constexpr const char* kEnvRank = "TOROID_RANK";                     // deployment: the rank (else Slurm/PMIx)
 constexpr const char* kEnvRepro = "TOROID_REPRO";                   // exact | fixed-order | none
 constexpr const char* kEnvErrors = "TOROID_MPI_ERRORS";             // "return": errors before MPI_Init return
+// Set by the qemu rig's PID 1 (firmware/pid1_app.h), where no launcher
+// process holds a control link and a vCPU may stall for a second or two:
+constexpr const char* kEnvLinkTimeout = "TOROID_MPI_LINK_TIMEOUT";  // a silent link goes down after this
+constexpr const char* kEnvLinger = "TOROID_MPI_LINGER";             // no launcher: serve the links this long at the end
+constexpr const char* kEnvEalLog = "TOROID_MPI_EAL_LOG";            // EAL's log level (default error)
 
 }  // namespace toroid::mpi

@@ -25,6 +25,7 @@ constexpr uint64_t kLinkCheckNs = 20 * kMs;     // how often a running rank look
 constexpr uint64_t kFinalizeNs = 120 * kSec;    // every rank reaches MPI_Finalize within this of the first
 constexpr uint64_t kReleaseNs = 30 * kSec;      // the launcher releases quiesced ranks within this
 constexpr uint64_t kLingerNs = 200 * kMs;       // without a launcher: serve the links this long after the barrier
+                                                // (TOROID_MPI_LINGER)
 
 uint64_t env_duration(const char* name, uint64_t dflt) {
   const char* v = std::getenv(name);
@@ -136,6 +137,7 @@ Status Runtime::boot() {
   set_log_level(level);
   timeout_ns_ = env_duration(kEnvTimeout, timeout_ns_);
   train_timeout_ns_ = env_duration(kEnvTrainTimeout, train_timeout_ns_);
+  linger_ns_ = env_duration(kEnvLinger, kLingerNs);
   if (const char* v = std::getenv(kEnvRepro); v && *v) {
     auto r = parse_repro(v);
     if (!r) return error(Code::kInvalid, "%s=%s: %s", kEnvRepro, v, r.status().message().c_str());
@@ -175,6 +177,7 @@ Status Runtime::boot() {
   snprintf(tag, sizeof tag, "mpi%u-%u-%u", p.coord.c[0], p.coord.c[1], p.coord.c[2]);
   po.tag = tag;
   if (const char* c = std::getenv(kEnvCpus); c && *c) po.cpu_list = c;
+  if (const char* e = std::getenv(kEnvEalLog); e && *e) po.eal_log_level = e;
   auto hp = HostPorts::open(p, po);
   if (!hp) return hp.status();
   ports_ = std::move(hp.value());
@@ -186,6 +189,11 @@ Status Runtime::boot() {
   no.job_timeout_ns = timeout_ns_;
   no.log_boot = level >= LogLevel::kInfo;
   no.log_verdict = false;
+  if (const char* v = std::getenv(kEnvLinkTimeout); v && *v) {
+    no.net.link.down_after_ns = env_duration(kEnvLinkTimeout, no.net.link.down_after_ns);
+    if (no.net.link.down_after_ns < 100 * kMs)
+      return error(Code::kInvalid, "%s=%s: a link timeout is at least 100ms", kEnvLinkTimeout, v);
+  }
   node_ = std::make_unique<Node>(p, clock_, ports_->pool(), ports_->ports(), no);
   if (const char* y = std::getenv(kEnvYield); y && std::strcmp(y, "1") == 0) node_->loop().set_yield_when_idle(true);
   // Blocking calls busy-poll (a core per rank, as MPI libraries assume)
@@ -252,7 +260,7 @@ Status Runtime::quiesce() {
   if (!link_.active()) {
     // Serve the links a little longer: neighbours may still wait for our
     // acknowledgements of the barrier's last messages.
-    (void)loop().run_until([] { return false; }, kLingerNs, "linger");
+    (void)loop().run_until([] { return false; }, linger_ns_, "linger");
     return Status::ok();
   }
   link_.send("finalizing");

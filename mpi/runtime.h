@@ -85,6 +85,7 @@ class Runtime {
   uint32_t rank_ = 0, size_ = 1;
   uint64_t timeout_ns_ = 300 * kSec;
   uint64_t train_timeout_ns_ = tuning::kTrainTimeoutRealNs;
+  uint64_t linger_ns_ = 0;
   Repro repro_ = Repro::kNone;
   std::string processor_name_;
   RealClock clock_;

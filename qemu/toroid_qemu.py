@@ -196,6 +196,8 @@ def qemu_args(a, vm: Vm, dims, swaps, desc, run_dir) -> list[str]:
         append.append(f"toroid.log={a.node_log}")
     for kv in a.arg:
         append.append(f"toroid.arg={kv}")
+    if getattr(a, "app_spec", None):
+        append.append(f"toroid.app={a.app_spec}")  # the application (qemu/mpirun_qemu.py), not the job
     args += ["-append", " ".join(append)]
     return args
 
@@ -215,6 +217,7 @@ def parse_kv(s: str) -> dict:
     return out
 
 
+APP_LINE = re.compile(r"app\.(out|err): (.*)$")
 LINK_ERR = re.compile(r"link training: node \S+ port (.+?) is (miswired|a dead link|one-way)[:]?(.*)")
 
 
@@ -226,6 +229,10 @@ class Cluster:
         self.t0 = time.monotonic()
         self.first_fail = None
         self.t_progress = 0.0
+        # With an application in the guests (qemu/mpirun_qemu.py): each line
+        # it printed (vm, "out"|"err", text), and its exit status (vm, N).
+        self.on_app_line = None
+        self.on_app_exit = None
 
     def elapsed(self, t=None) -> float:
         return (t if t is not None else time.monotonic()) - self.t0
@@ -255,6 +262,19 @@ class Cluster:
         if vm.log:
             vm.log.write(f"{now - self.t0:8.3f} {line}\n")
         shown = self.a.verbose
+        app = APP_LINE.match(line)
+        if app:
+            if self.on_app_line:
+                self.on_app_line(vm, app.group(1), app.group(2))
+            # The application's EAL and node lines say what its ports are
+            # (read below; on_app_line has shown them already).
+            line = app.group(2)
+            if not line.startswith(("EAL:", "[node ")):
+                return
+        elif line.startswith("app node=") and self.on_app_exit:
+            m = re.search(r" status=(-?\d+)", line)
+            if m:
+                self.on_app_exit(vm, int(m.group(1)))
         if line.startswith("[pid1]"):
             if vm.t_pid1 is None:
                 vm.t_pid1 = now
@@ -266,7 +286,7 @@ class Cluster:
             if "ready in" in line:
                 vm.t_ready = now
                 shown = True
-            if "boot failed" in line or "exited with status" in line:
+            if "boot failed" in line or "exited with status" in line or "application" in line:
                 shown = True
             if not shown and self.a.progress == "all" and ("port" in line):
                 shown = True
@@ -312,7 +332,7 @@ class Cluster:
                 shown = True
         elif "Kernel panic" in line or "BUG:" in line or "Call Trace" in line or line.startswith("qemu-system"):
             shown = True
-        if shown:
+        if shown and not app:
             self.show(vm, line)
 
 
@@ -371,6 +391,23 @@ def qemu_usable(a) -> str | None:
     return None
 
 
+def preflight(a, who: str):
+    """None when QEMU can start and a.node_bin can be a guest's /init, else
+    the exit status (77 with --skip-if-no-qemu when QEMU cannot start), said."""
+    why = qemu_usable(a)
+    if why:
+        print(f"{who}: QEMU cannot start here: {why}", file=sys.stderr)
+        return 77 if a.skip_if_no_qemu else 1
+    if not os.path.isfile(a.node_bin):
+        print(f"{who}: {a.node_bin} does not exist (./toroid build)", file=sys.stderr)
+        return 1
+    if PID1_MARK not in open(a.node_bin, "rb").read():
+        print(f"{who}: {a.node_bin} cannot be a guest's /init: it does not call firmware/pid1 "
+              f"(pid1_main when it runs as PID 1)", file=sys.stderr)
+        return 1
+    return None
+
+
 def remove_stale_run_dirs():
     """Socket dirs of launchers that died without cleaning up (SIGKILL): their
     VMs died with them (PR_SET_PDEATHSIG), so nothing uses the sockets."""
@@ -392,8 +429,12 @@ def remove_stale_run_dirs():
             continue
 
 
-def run_cluster(a, dims, swaps, desc) -> int:
+def run_cluster(a, dims, swaps, desc, report_fn=None, setup_fn=None) -> int:
+    """Boots the cluster and waits for its verdicts; report_fn(cl, timed_out)
+    (default: report) makes the exit status. setup_fn(cl) runs first."""
     cl = Cluster(a, dims)
+    if setup_fn:
+        setup_fn(cl)
     remove_stale_run_dirs()
     run_dir = tempfile.mkdtemp(prefix="toroid-qemu.")
     with open(os.path.join(run_dir, "launcher.pid"), "w") as f:
@@ -413,7 +454,8 @@ def run_cluster(a, dims, swaps, desc) -> int:
     timed_out = False
     try:
         n = len(cl.vms)
-        print(f"qemu: {n} VMs, dims {'x'.join(map(str, dims))}, job {a.job}, net {a.net}"
+        what = f"application {a.app_name}" if getattr(a, "app_name", None) else f"job {a.job}"
+        print(f"qemu: {n} VMs, dims {'x'.join(map(str, dims))}, {what}, net {a.net}"
               f"{'/' + a.kdrv if a.net == 'kernel' else ''}, accel {a.accel}, {a.mem} MB each, "
               f"kernel {desc['kver']}, image {desc['size'] / 1e6:.1f} MB"
               + (f", swapped NICs: {' '.join(cname(c) + ':' + d1 + ',' + d2 for c, (d1, d2) in swaps.items())}"
@@ -492,6 +534,8 @@ def run_cluster(a, dims, swaps, desc) -> int:
     if interrupted:
         print(f"qemu: interrupted ({interrupted}): stopped {len(cl.vms)} VMs, removed {run_dir}", flush=True)
         return 130
+    if report_fn:
+        return report_fn(cl, timed_out)
     return report(cl, timed_out, nics=len(port_dirs(dims)) * len(cl.vms))
 
 
@@ -552,17 +596,9 @@ def main(argv: list[str]) -> int:
             print(f"toroid qemu: --pcap {a.pcap}: {e.strerror}", file=sys.stderr)
             return 2
         print(f"qemu: capturing every NIC to {a.pcap}/node-X-Y-Z-portN-DIR.pcap", flush=True)
-    why = qemu_usable(a)
-    if why:
-        print(f"toroid qemu: QEMU cannot start here: {why}", file=sys.stderr)
-        return 77 if a.skip_if_no_qemu else 1
-    if not os.path.isfile(a.node_bin):
-        print(f"toroid qemu: {a.node_bin} does not exist (./toroid build)", file=sys.stderr)
-        return 1
-    if PID1_MARK not in open(a.node_bin, "rb").read():
-        print(f"toroid qemu: {a.node_bin} cannot be a guest's /init: it does not call firmware/pid1 "
-              f"(pid1_main when it runs as PID 1)", file=sys.stderr)
-        return 1
+    rc = preflight(a, "toroid qemu")
+    if rc is not None:
+        return rc
     try:
         desc = image.ensure_image(a.build_dir, a.node_bin, force=a.rebuild_image, kernel=a.kernel)
     except image.ImageError as e:

@@ -215,16 +215,31 @@ class MpirunParseTest(unittest.TestCase):
             self.assertEqual(e.exception.message, message)
             self.assertEqual(e.exception.command, "mpirun")
 
-    def test_qemu_rig_says_it_is_not_provided_before_building(self):
-        status, out, err = run_main(["mpirun", "-n", "2", "--rig", "qemu", "./p"])
-        self.assertEqual((status, out), (1, ""))
-        self.assertIn("toroid: mpirun: --rig qemu is not provided yet", err)
+    def test_qemu_rig_keeps_its_options_and_each_rig_refuses_the_others_before_building(self):
+        plan = cmd_mpirun.parse(["--rig", "qemu", "--dims", "2x1x1", "--net", "kernel", "--mem=384", "-v",
+                                 "--boot-timeout", "90", "./p", "--net", "x"])
+        self.assertEqual(plan.rig, "qemu")
+        self.assertEqual(plan.options, ["--dims", "2x1x1", "--net", "kernel", "--mem", "384", "-v",
+                                        "--boot-timeout", "90"])
+        self.assertEqual(plan.command, ["./p", "--net", "x"])
+        for argv, message in [
+            (["--rig", "qemu", "-n", "2", "--driver", "uring", "p"], "mpirun: --driver is an option of --rig host"),
+            (["-n", "2", "--rig=qemu", "--no-stop", "p"], "mpirun: --no-stop is an option of --rig host"),
+            (["-n", "2", "--net", "uio", "p"], "mpirun: --net is an option of --rig qemu"),
+        ]:
+            with self.assertRaises(common.UsageError, msg=argv) as e:
+                cmd_mpirun.parse(argv)
+            self.assertEqual(e.exception.message, message)
+        status, out, err = run_main(["mpirun", "-n", "2", "--rig", "qemu", "--cpus", "0", "./p"])
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("mpirun: --cpus is an option of --rig host", err)
 
     def test_help_before_the_program_is_ours_after_it_the_programs(self):
         status, out, _ = run_main(["mpirun", "--help"])
         self.assertEqual(status, 0)
         self.assertTrue(out.startswith("usage: ./toroid mpirun (-n N | --dims XxYxZ)"), out[:80])
         self.assertIn("--no-stop", out)
+        self.assertIn("options of --rig qemu", out)
         status, out, err = run_main(["mpirun", "p", "--help"])   # no -n: the usage error, not our help
         self.assertEqual((status, out), (2, ""))
         self.assertIn("mpirun: give -n N or --dims XxYxZ", err)

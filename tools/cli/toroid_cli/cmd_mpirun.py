@@ -1,7 +1,11 @@
 """./toroid mpirun: an MPI program built with toroid-mpicc, one rank per node
-(mpi/launcher/toroid-mpirun; docs/mpi.md)."""
+(mpi/launcher/toroid-mpirun on the host rig, qemu/mpirun_qemu.py on the QEMU
+cluster; docs/mpi.md)."""
+import os
+import sys
+
 from . import build
-from .common import MPIRUN_BIN_REL, Failure, UsageError, check_dims, exec_program, require_binary, usage, \
+from .common import MPIRUN_BIN_REL, UsageError, check_dims, exec_program, require_binary, usage, \
     wants_help, with_run_dir
 
 NAME = "mpirun"
@@ -13,7 +17,12 @@ RIGS = ("host", "qemu")
 DRIVERS = ("memif", "uring")
 # The launcher's options that take a value: the word after one is never PROGRAM.
 VALUE_OPTIONS = ("-n", "-np", "--np", "--dims", "--driver", "--rig", "--timeout", "--wait-timeout",
-                 "--train-timeout", "--cpus", "--env", "--run-dir")
+                 "--train-timeout", "--cpus", "--env", "--run-dir") + ("--net", "--mem", "--accel", "--boot-timeout",
+                                                                      "--link-timeout")
+# Each rig's own options: the other rig refuses them before anything is built.
+QEMU_ONLY = ("--net", "--mem", "--accel", "--boot-timeout", "--link-timeout", "-v", "--verbose")
+HOST_ONLY = ("--driver", "--cpus", "--no-stop")
+QEMU_LAUNCHER_REL = os.path.join("qemu", "mpirun_qemu.py")
 
 
 def add_parser(sub, prog):
@@ -34,19 +43,26 @@ then execs build/%s with the arguments, adding
 with its rank in front ("[3] ..."); when a rank aborts or dies every rank is
 stopped and the reason named. Options after PROGRAM are the program's.
 
---rig qemu (the program in every VM of the QEMU cluster) is not provided yet:
-it stops with a message saying so.""" % MPIRUN_BIN_REL,
+--rig qemu runs the program on the QEMU cluster (qemu/mpirun_qemu.py,
+docs/qemu.md): one VM per node (2 to 64), the program and the libraries it
+needs packed into the guest image, run by each guest's PID 1 as the node's
+application with the node's personality; its lines are forwarded with the
+rank in front, the launcher's own lines and each rank's exit status go to
+stderr, consoles and rank-R.out files to <run-dir>/mpirun-qemu-<time>/.
+Under TCG a 2x2x2 cluster boots in about 30 s before MPI_Init returns.""" % MPIRUN_BIN_REL,
                        epilog="""\
 exit status: MPI_Abort's code, else the first failing rank's status (128+N
-for signal N), 0 when every rank exited 0; 1 if the build failed; 2 usage""")
+for signal N), 0 when every rank exited 0; 1 if the build failed (qemu: or a
+VM failed before its program ran, or the run timed out); 2 usage""")
     p.add_argument("-h", "--help", action="store_true", help="this text")
     p.add_argument("-n", "-np", metavar="N", help="N ranks on the most balanced torus (8: 2x2x2)")
     p.add_argument("--dims", metavar="XxYxZ", help="the torus (its node count is the rank count)")
     p.add_argument("--driver", metavar="D", help="memif (default, 9000-byte frames) | uring")
-    p.add_argument("--rig", metavar="R", help="host (default): processes on this machine | qemu: not provided yet")
-    p.add_argument("--timeout", metavar="D", help="the whole job (default 600s)")
+    p.add_argument("--rig", metavar="R", help="host (default): processes on this machine | qemu: one VM per node")
+    p.add_argument("--timeout", metavar="D", help="the whole job (default 600s; qemu: from the program's start)")
     p.add_argument("--wait-timeout", metavar="D", help="each blocking MPI call (default 300s)")
-    p.add_argument("--train-timeout", metavar="D", help="link training in MPI_Init (default 20s)")
+    p.add_argument("--train-timeout", metavar="D",
+                   help="link training in MPI_Init (default 20s; qemu: 60s + 5s per VM)")
     p.add_argument("--cpus", metavar="LIST", help="CPUs the ranks' EAL threads may use")
     p.add_argument("--env", metavar="KEY=VALUE", help="a variable for every rank (repeatable), e.g. TOROID_REPRO=exact")
     p.add_argument("--run-dir", metavar="DIR", help="where mpirun-<time>/ goes (default <repo>/run)")
@@ -54,6 +70,13 @@ for signal N), 0 when every rank exited 0; 1 if the build failed; 2 usage""")
     p.add_argument("-q", "--quiet", action="store_true", help="no launcher line unless something fails")
     p.add_argument("--no-stop", action="store_true",
                    help="when a rank dies or aborts, leave the others to find out through their links")
+    q = p.add_argument_group("options of --rig qemu (docs/qemu.md; --driver, --cpus and --no-stop are the host's)")
+    q.add_argument("--net", metavar="N", help="uio (default): DPDK virtio PMD, kernel bypass | kernel: virtio_net")
+    q.add_argument("--mem", metavar="MB", help="RAM per VM (default 512)")
+    q.add_argument("--accel", metavar="A", help="tcg (default) | kvm")
+    q.add_argument("--boot-timeout", metavar="S", help="seconds for a VM to reach /init (default 60 + 10 per VM)")
+    q.add_argument("--link-timeout", metavar="S", help="seconds a silent link may take before it goes down (TCG: 5)")
+    q.add_argument("-v", "--verbose", action="store_true", help="every console line")
     return p
 
 
@@ -107,6 +130,10 @@ def parse(argv):
             # Flags (and options the launcher may add later) pass as they are.
             out.append(a)
         i += 1
+    own, other = (QEMU_ONLY, "qemu") if rig == "host" else (HOST_ONLY, "host")
+    for a in out:
+        if a.partition("=")[0] in own:
+            raise UsageError(NAME, "mpirun: %s is an option of --rig %s" % (a.partition("=")[0], other))
     if not have_dims:
         raise UsageError(NAME, "mpirun: give -n N or --dims XxYxZ")
     if not command:
@@ -125,9 +152,14 @@ def run(ctx, argv):
         ctx.parser(NAME).print_help()
         return 0
     plan = parse(argv)
-    if plan.rig == "qemu":
-        raise Failure("mpirun: --rig qemu is not provided yet: MPI programs run on the host rig only "
-                      "(docs/mpi.md)")
     build.prepare(ctx.paths, ctx.err)
+    if plan.rig == "qemu":
+        paths = ctx.paths
+        if paths.installed:
+            exec_program([sys.executable, os.path.join(paths.share_dir, QEMU_LAUNCHER_REL), "--build-dir",
+                          paths.state_dir, "--node-bin", os.path.join(paths.root, "toroid-node")]
+                         + plan.launcher_args(paths))
+        exec_program([sys.executable, os.path.join(paths.root, QEMU_LAUNCHER_REL), "--build-dir",
+                      os.path.join(paths.root, "build")] + plan.launcher_args(paths))
     launcher = require_binary(NAME, ctx.paths.binary("build", MPIRUN_BIN_REL), ctx.paths)
     exec_program([launcher] + plan.launcher_args(ctx.paths))
