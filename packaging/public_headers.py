@@ -8,7 +8,7 @@ import sys
 
 LAYERS = ("base", "drivers", "netstack", "collectives", "firmware")
 EXCLUDE_DIRS = ("drivers/dpdk", "drivers/uring", "firmware/rig")
-EXCLUDE_FILES = ("firmware/pid1.h", "firmware/host_port_factory.h")
+EXCLUDE_FILES = ("firmware/pid1.h", "firmware/pid1_app.h", "firmware/host_port_factory.h")
 
 root = sys.argv[1]
 out = []
