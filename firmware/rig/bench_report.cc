@@ -166,6 +166,9 @@ std::vector<BenchRow> aggregate_bench(const std::vector<BenchRecord>& recs, uint
     row.min_us = *std::min_element(per_rep.begin(), per_rep.end());
     row.max_us = *std::max_element(per_rep.begin(), per_rep.end());
     row.median_us = median_of(per_rep);
+    double sum = 0;
+    for (double t : per_rep) sum += t;
+    row.mean_us = reps ? sum / reps : 0;
     const double f = bench_bus_factor(row.coll, nodes);
     if (f > 0 && row.bytes > 0 && row.median_us > 0) {
       row.has_bw = true;
@@ -234,7 +237,8 @@ std::string bench_json(const std::vector<BenchRow>& rows, const std::vector<std:
          ", \"nodes\": " + std::to_string(r.nodes) + ", \"bytes\": " + std::to_string(r.bytes);
     if (r.timed) {
       s += ", \"reps\": " + std::to_string(r.reps) + ", \"lat_us\": {\"min\": " + num(r.min_us, 3) +
-           ", \"median\": " + num(r.median_us, 3) + ", \"max\": " + num(r.max_us, 3) + "}";
+           ", \"median\": " + num(r.median_us, 3) + ", \"max\": " + num(r.max_us, 3) +
+           (r.mean_us > 0 ? ", \"mean\": " + num(r.mean_us, 3) : std::string()) + "}";
     } else {
       s += ", \"reps\": 0, \"lat_us\": null";
     }

@@ -53,6 +53,7 @@ struct BenchRow {
   uint32_t reps = 0;
   bool timed = false;  // the figures below are valid
   double min_us = 0, median_us = 0, max_us = 0;
+  double mean_us = 0;  // the mean repetition (what MPI benchmarks print as their average)
   bool has_bw = false;
   double algbw_gbps = 0, busbw_gbps = 0;
   std::string note;  // why there is no figure ("not available: ...")

@@ -280,11 +280,11 @@ TEST(HostBench, JsonRecordsCarryTheContractKeys) {
   auto rows = aggregate_bench(rs, 2);
   const std::string json = bench_json(rows, {{"driver", json_str("memif")}});
   CHECK(has(json, "{\"coll\": \"allreduce\", \"algo\": \"a\", \"nodes\": 2, \"bytes\": 8, \"reps\": 2, "
-                  "\"lat_us\": {\"min\": 1.500, \"median\": 2.000, \"max\": 2.500}"));
+                  "\"lat_us\": {\"min\": 1.500, \"median\": 2.000, \"max\": 2.500, \"mean\": 2.000}"));
   CHECK(has(json, "\"algbw_gbps\": 0.004000, \"busbw_gbps\": 0.004000"));  // 8 B in 2 us, x 2(n-1)/n = 1
   CHECK(has(json, "\"dtype\": \"double\", \"op\": \"sum\", \"repro\": \"exact\", \"selected\": false"));
   CHECK(has(json, "\"coll\": \"barrier\", \"algo\": \"barrier-network\", \"nodes\": 2, \"bytes\": 0, \"reps\": 2, "
-                  "\"lat_us\": {\"min\": 1.000, \"median\": 1.500, \"max\": 2.000}, \"algbw_gbps\": null, "
+                  "\"lat_us\": {\"min\": 1.000, \"median\": 1.500, \"max\": 2.000, \"mean\": 1.500}, \"algbw_gbps\": null, "
                   "\"busbw_gbps\": null, \"dtype\": null, \"op\": null, \"repro\": null, \"selected\": true"));
   CHECK(has(json, "\"driver\": \"memif\""));
   CHECK(json.front() == '[');
