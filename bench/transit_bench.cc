@@ -44,6 +44,7 @@ void BM_TransitForward(benchmark::State& state) {
   opt.job = "train";
   opt.log_boot = false;
   opt.progress = false;
+  opt.frame_bytes = 1024;  // the frames the recorded figures (docs/bench.md) were taken with
   SimRig rig(opt);
   if (Status st = rig.build(); !st) {
     state.SkipWithError(("sim rig build: " + st.to_string()).c_str());
@@ -60,7 +61,7 @@ void BM_TransitForward(benchmark::State& state) {
   rig.node(kC).net().set_handler(wire::PacketType::kControl, &sink);
   SimFabric& fab = rig.fabric();
 
-  // The sim port's 1024 B frame limit caps the body (header + payload).
+  // The port's 1024 B frame limit (set above) caps the body (header + payload).
   const uint32_t body_len = std::clamp<uint32_t>(static_cast<uint32_t>(state.range(0)),
                                                  sizeof(wire::TorusHeader), a.max_body());
   std::vector<uint8_t> body = random_bytes(body_len, 4);

@@ -9,7 +9,18 @@ namespace toroid {
 namespace {
 constexpr size_t kAlign = 64;  // cache line: descriptors and buffers never share one
 constexpr size_t round_up(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
+// A slab's buffers stay under this many bytes (fewer packets per slab for
+// large buffers, e.g. the sim's jumbo frames), below glibc's mmap threshold
+// (128 KiB): a slab is then heap memory, not a mapping of its own, so tens of
+// thousands of pools neither cost a system call each nor run into the
+// process's limit on mappings.
+constexpr size_t kSlabBufferBytes = 64 * 1024;
 }  // namespace
+
+uint32_t HeapPacketPool::slab_packets() const {
+  const size_t fit = kSlabBufferBytes / round_up(buf_size_ ? buf_size_ : 1);
+  return static_cast<uint32_t>(fit < 1 ? 1 : fit < tuning::kPoolSlabPackets ? fit : tuning::kPoolSlabPackets);
+}
 
 // One allocation per slab: this header, then `count` descriptors, then
 // `count` buffers of buf_size bytes each (cache-line strided). Slabs are
@@ -41,7 +52,8 @@ void HeapPacketPool::reserve(uint32_t n) {
 bool HeapPacketPool::grow() {
   if (stats_.capacity >= max_packets_) return false;
   const uint64_t left = max_packets_ - stats_.capacity;
-  const uint32_t count = static_cast<uint32_t>(left < tuning::kPoolSlabPackets ? left : tuning::kPoolSlabPackets);
+  const uint32_t per_slab = slab_packets();
+  const uint32_t count = static_cast<uint32_t>(left < per_slab ? left : per_slab);
   const size_t hdr = round_up(sizeof(Slab));
   const size_t descs = round_up(sizeof(Packet) * count);
   const size_t stride = round_up(buf_size_ ? buf_size_ : 1);

@@ -93,8 +93,8 @@ inline void Packet::free() {
   if (--refcnt == 0) pool->free(this);
 }
 
-// Heap-backed pool that grows lazily in slabs of kPoolSlabPackets, up to
-// max_packets, and never gives memory back until destroyed. The slab
+// Heap-backed pool that grows lazily in slabs of kPoolSlabPackets (fewer
+// when the buffers are large: slab_packets()), up to max_packets, and never gives memory back until destroyed. The slab
 // allocation is the only heap use; alloc/free are a free-list pop/push.
 class HeapPacketPool final : public PacketPool {
  public:
@@ -106,6 +106,8 @@ class HeapPacketPool final : public PacketPool {
   Packet* alloc() override;
   void free(Packet* p) override;
   uint32_t buf_size() const override { return buf_size_; }
+  // Packets per slab: kPoolSlabPackets, or as many as fit 64 KiB of buffers.
+  uint32_t slab_packets() const;
   // Create up to n packets now (at most max_packets) instead of on demand.
   void reserve(uint32_t n);
 

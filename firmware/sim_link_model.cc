@@ -26,6 +26,7 @@
 #include "firmware/sim_link_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "netstack/tree/tree_wire.h"
 #include "netstack/wire/eth.h"
@@ -84,5 +85,15 @@ Result<LinkModel> sim_link_model(const std::string& name) {
 }
 
 const char* sim_link_models() { return "default, bgl"; }
+
+uint64_t sim_link_rto_ns(const LinkModel& m, uint32_t frame_bytes, uint64_t ack_delay_ns) {
+  uint64_t hop = 0;  // one frame's serialization and latency, the slowest channel in use
+  for (int c = 0; c < (m.classify ? kSimChannels : 1); ++c) {
+    const auto ser = static_cast<uint64_t>(std::ceil(frame_bytes / m.channel_bw(c)));
+    hop = std::max(hop, ser + m.channel_latency(c));
+  }
+  const uint64_t rto = 2 * hop + ack_delay_ns;
+  return std::clamp<uint64_t>(rto, tuning::kLinkRtoSimNs, tuning::kLinkRtoMaxSimNs);
+}
 
 }  // namespace toroid

@@ -19,4 +19,11 @@ const char* sim_link_models();  // "default, bgl"
 // (torus data, acks, hellos) -> 0.
 uint8_t bgl_classify(const uint8_t* frame, uint32_t len, uint32_t* charged);
 
+// The sim links' first retransmission timeout: a frame of up to frame_bytes
+// and an ack of that size (it may ride the peer's next frame) each way over
+// the slowest channel in use, plus the ack delay; at least kLinkRtoSimNs,
+// at most kLinkRtoMaxSimNs. With jumbo frames a fixed 5 us is shorter than
+// two frames' serialization and fires on loss-free links.
+uint64_t sim_link_rto_ns(const LinkModel& m, uint32_t frame_bytes, uint64_t ack_delay_ns);
+
 }  // namespace toroid

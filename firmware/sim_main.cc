@@ -56,6 +56,8 @@ const char kUsage[] =
     "                        and packet sizes (docs/sim.md)\n"
     "  --link-latency D      per-hop latency of the torus links (default 100ns)\n"
     "  --link-bw GBPS        per-direction torus link bandwidth in GB/s (default 2)\n"
+    "  --frame-bytes N       largest frame a port carries, Ethernet header included,\n"
+    "                        256..9216 (default 9000: jumbo frames)\n"
     "  --swap-ports X.Y.Z:D1,D2  cross two ports in that node's personality (a\n"
     "                        miswired cable; link training must catch it); repeatable\n"
     "  --time-limit D        virtual time limit (default 10s)\n"
@@ -103,6 +105,8 @@ const char kUsage[] =
     "  --help                this text\n"
     "\n"
     "exit status: 0 every node passed, 1 a node failed, 2 usage error\n";
+
+constexpr unsigned long kMinFrameBytes = 256, kMaxFrameBytes = 9216;  // tuning.h's bounds on kSimFrameBytes
 
 int usage_error(const char* fmt, const std::string& arg) {
   fprintf(stderr, "toroid-sim: ");
@@ -180,7 +184,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--dims" || arg == "--job" || arg == "--seed" || arg == "--faults" ||
                arg == "--link-latency" || arg == "--link-bw" || arg == "--swap-ports" || arg == "--time-limit" ||
                arg == "--log-level" || arg == "--job-timeout" || arg == "--vc-credits" || arg == "--threads" ||
-               arg == "--link-model" || arg == "--json" || arg == "--pcap") {
+               arg == "--link-model" || arg == "--json" || arg == "--pcap" || arg == "--frame-bytes") {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);
       if (arg == "--dims") {
@@ -222,6 +226,13 @@ int main(int argc, char** argv) {
         if (v.empty() || *end || !(gbps > 0) || gbps > 1000)
           return usage_error("--link-bw '%s' is not a bandwidth in GB/s (0 < bw <= 1000)", v);
         bw = gbps;
+      } else if (arg == "--frame-bytes") {
+        char* end = nullptr;
+        const unsigned long b = std::strtoul(v.c_str(), &end, 10);
+        if (v.empty() || *end || v.find_first_not_of("0123456789") != std::string::npos || b < kMinFrameBytes ||
+            b > kMaxFrameBytes)
+          return usage_error("--frame-bytes '%s' must be 256..9216", v);
+        opt.frame_bytes = static_cast<uint32_t>(b);
       } else if (arg == "--swap-ports") {
         if (!have_dims) return usage_error("%s", "--swap-ports must come after --dims");
         auto sw = parse_port_swap(v, opt.dims);

@@ -6,6 +6,7 @@
 
 #include "collectives/comm.h"
 #include "firmware/sim_capture.h"
+#include "firmware/sim_link_model.h"
 
 namespace toroid {
 
@@ -34,7 +35,8 @@ Result<PortSwap> parse_port_swap(const std::string& s, const Dims& dims) {
 
 // One node of the rig as the scheduler sees it.
 struct SimRig::SimNode final : SimEndpoint {
-  HeapPacketPool pool{tuning::kSimFrameBytes + tuning::kPacketHeadroom, tuning::kSimPoolMaxPackets};
+  explicit SimNode(uint32_t frame_bytes) : pool(frame_bytes + tuning::kPacketHeadroom, tuning::kSimPoolMaxPackets) {}
+  HeapPacketPool pool;
   std::vector<SimPort*> ports;  // physical ports, in default (cabling) order
   std::unique_ptr<Node> node;
   bool booted = false;
@@ -124,10 +126,10 @@ Status SimRig::build() {
   nodes_.reserve(n);
   region_of_.resize(n);
   for (uint32_t r = 0; r < n; ++r) {
-    auto sn = std::make_unique<SimNode>();
+    auto sn = std::make_unique<SimNode>(opt_.frame_bytes);
     region_of_[r] = static_cast<uint32_t>(uint64_t{r} * threads / n);
     const uint32_t id = fabric_->add_node(sn.get(), region_of_[r]);
-    for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, tuning::kSimFrameBytes));
+    for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, opt_.frame_bytes));
     if (opt_.preallocate) sn->pool.reserve(tuning::kSimPoolMaxPackets / 4);
     nodes_.push_back(std::move(sn));
   }
@@ -161,7 +163,7 @@ Status SimRig::build() {
   NodeOptions no;
   no.train_timeout_ns = tuning::kTrainTimeoutSimNs;
   no.coll_timeout_ns = tuning::kCollTimeoutSimNs;
-  no.net.link.rto_ns = tuning::kLinkRtoSimNs;
+  no.net.link.rto_ns = sim_link_rto_ns(opt_.link, opt_.frame_bytes, tuning::kLinkAckDelaySimNs);
   no.net.link.rto_max_ns = tuning::kLinkRtoMaxSimNs;
   no.net.link.ack_delay_ns = tuning::kLinkAckDelaySimNs;
   no.net.link.down_after_ns = tuning::kLinkDownSimNs;

@@ -34,6 +34,10 @@ struct SimOptions {
   uint64_t seed = 1;
   FaultPlan faults;
   LinkModel link;
+  // Largest frame a sim port carries, Ethernet header included (each node's
+  // packet buffers are this plus headroom); the link layer fills frames up
+  // to it, so bulk data takes fewer frames, hence fewer events.
+  uint32_t frame_bytes = tuning::kSimFrameBytes;
   std::vector<PortSwap> swaps;
   uint64_t time_limit_ns = 10 * kSec;   // virtual
   uint64_t job_timeout_ns = tuning::kJobTimeoutSimNs;

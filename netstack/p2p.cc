@@ -156,6 +156,7 @@ void Messenger::reset(const Status& why) {
     pr->next_seq = pr->contig = cfg_.first_seq;
   }
   spill_check_ = false;
+  stalled_head_ = nullptr;  // every peer's record was cleared above
   credit_due_.clear();  // (dropping held frames queued credits for peers that start over)
   gated_.clear();
   held_frames_ = 0;

@@ -291,7 +291,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void complete(InMsg* m, Status st);
   bool spill(InMsg* m);
   void spill_blockers();
-  void spill_source(uint32_t src, Peer& pr);
+  void spill_source(Peer& pr);
   void apply_spill(InMsg* m);
   void free_msg(InMsg* m);
   void drop_held(InMsg* m);
@@ -324,6 +324,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   std::vector<SpillBuf> spare_;                // recycled spill buffers
   uint32_t held_frames_ = 0;                   // frames held by unexpected messages
   uint64_t store_bytes_ = 0;                   // bytes of spill buffers in use
+  Peer* stalled_head_ = nullptr;               // peers with stalled set, so a look need not scan them all
   bool spill_check_ = false;                   // frames were held or a receive posted since the last look
   std::vector<InMsg*> gated_;                  // bound messages with frames waiting for their gate
   Status status_;

@@ -50,6 +50,7 @@ struct Messenger::Peer {
   bool credit_queued = false;
   uint32_t held = 0;          // frames held for its messages (unexpected, or behind a gate)
   bool stalled = false;       // our send to it waited for credit since we last looked
+  Peer* next_stalled = nullptr;  // the Messenger's list of stalled peers
   InMsg* msgs = nullptr;      // in-progress messages, by seq
 };
 

@@ -131,7 +131,11 @@ bool Messenger::pump_send(SendOp& op) {
     if (pr.segs_sent - pr.peer_took >= cfg_.window) {
       ++ctr_.credit_stalls;
       if (pr.held) {
-        pr.stalled = true;
+        if (!pr.stalled) {
+          pr.stalled = true;
+          pr.next_stalled = stalled_head_;
+          stalled_head_ = &pr;
+        }
         spill_check_ = true;
       }
       return false;

@@ -217,9 +217,23 @@ void reduce_direct(const Source& src, DType t, ROp op, uint64_t nodes, uint64_t 
   (void)e;
 }
 
+namespace {
+// Bit-identical elements, compared at their fixed width (a call per element
+// to the library's memcmp was a tenth of a self-test's CPU time).
+bool same_bits(const uint8_t* a, const uint8_t* b, size_t n) {
+  switch (n) {
+    case 1: return *a == *b;
+    case 2: return get_as<uint16_t>(a) == get_as<uint16_t>(b);
+    case 4: return get_as<uint32_t>(a) == get_as<uint32_t>(b);
+    case 8: return get_as<uint64_t>(a) == get_as<uint64_t>(b);
+    default: return std::memcmp(a, b, n) == 0;
+  }
+}
+}  // namespace
+
 bool close_enough(DType t, const uint8_t* got, const uint8_t* want, double bound) {
   const size_t n = dtype_size(t);
-  if (std::memcmp(got, want, n) == 0) return true;
+  if (same_bits(got, want, n)) return true;
   if (!dtype_is_float(t) || bound <= 0) return false;
   const double g = t == DType::kFloat ? get_as<float>(got) : get_as<double>(got);
   const double w = t == DType::kFloat ? get_as<float>(want) : get_as<double>(want);

@@ -219,12 +219,36 @@ TEST(SimCli, ThreadsLinkModelAndScalingOptionsAreChecked) {
       {"--dims 2x2x2,4x0x1 --job scaling", "--dims '4x0x1'"},
       {"--dims 2x2x2 --job train --threads 2 --link-latency 0ns", "needs a link latency of at least 1 ns"},
       {"--dims 2x2x2 --job train --threads 2 --pcap cap-refused", "--pcap runs on one scheduler thread"},
+      {"--dims 2x2x2 --job train --frame-bytes 255", "--frame-bytes '255' must be 256..9216"},
+      {"--dims 2x2x2 --job train --frame-bytes 9217", "--frame-bytes '9217' must be 256..9216"},
+      {"--dims 2x2x2 --job train --frame-bytes 1k", "--frame-bytes '1k' must be 256..9216"},
   };
   for (const auto& c : cases) {
     const Out o = sim(c.args);
     LONGS_EQUAL_TEXT(2, o.status, c.args);
     CHECK_TEXT(has(o, c.message), o.text.c_str());
   }
+}
+
+// The port's frame size is what the link layer fills: 8000-byte messages go
+// as one data frame each with jumbo frames (the default), as nine or more at
+// 1024 B (a frame carries at most 1024 B less its headers).
+TEST(SimCli, FrameBytesSetsHowManyFramesAMessageTakes) {
+  auto counter = [](const Out& o, const char* name) -> long {
+    const size_t at = o.text.find(std::string(" ") + name + "=");
+    return at == std::string::npos ? -1 : std::atol(o.text.c_str() + at + std::strlen(name) + 2);
+  };
+  const std::string args = "--dims 2x1x1 --job traffic --pattern neighbor --messages 4 --size 8000 --quiet";
+  const Out jumbo = sim(args);
+  const Out small = sim(args + " --frame-bytes 1024");
+  LONGS_EQUAL_TEXT(0, jumbo.status, jumbo.text.c_str());
+  LONGS_EQUAL_TEXT(0, small.status, small.text.c_str());
+  CHECK_TEXT(has(jumbo, "delivered=8 "), jumbo.text.c_str());
+  CHECK_TEXT(has(small, "delivered=8 "), small.text.c_str());
+  const long j = counter(jumbo, "data_sent"), s = counter(small, "data_sent");
+  CHECK_TEXT(j > 0 && s > 0, jumbo.text.c_str());
+  LONGS_EQUAL_TEXT(8, j, jumbo.text.c_str());
+  CHECK_TEXT(s >= 8 * 9, small.text.c_str());
 }
 
 // The same run on two threads: the same verdict, counters and trace hash.

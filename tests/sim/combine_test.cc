@@ -75,6 +75,9 @@ struct Partition {
   }
   static SimOptions with_credits(SimOptions o, uint16_t vc_credits) {
     o.vc_credits = vc_credits;
+    // The operand counts below are sized for 1024-byte frames (several
+    // packets per operation, more than the window for the narrow widths).
+    o.frame_bytes = 1024;
     return o;
   }
   uint32_t nodes() const { return rig.node_count(); }

@@ -38,6 +38,25 @@ TEST(PacketPool, StartsEmptyAndGrowsBySlabs) {
   UNSIGNED_LONGLONGS_EQUAL(4 * kSlab, pool.stats().capacity);  // never shrinks
 }
 
+// Large buffers (the sim's jumbo frames) come in smaller slabs, so a slab
+// stays under 64 KiB of buffers; small ones keep whole slabs.
+TEST(PacketPool, LargeBuffersGrowInSmallerSlabs) {
+  HeapPacketPool small(1152, 100);
+  UNSIGNED_LONGS_EQUAL(kSlab, small.slab_packets());
+  HeapPacketPool jumbo(9128, 100);
+  UNSIGNED_LONGS_EQUAL(7, jumbo.slab_packets());  // 7 x 9152 B (cache-line strided) <= 64 KiB
+  HeapPacketPool huge(100000, 100);
+  UNSIGNED_LONGS_EQUAL(1, huge.slab_packets());
+  std::vector<Packet*> held;
+  for (uint32_t i = 0; i < 8; ++i) held.push_back(jumbo.alloc());
+  UNSIGNED_LONGLONGS_EQUAL(14, jumbo.stats().capacity);
+  for (Packet* p : held) {
+    CHECK(p != nullptr);
+    CHECK(p->tailroom() + p->headroom() == 9128);
+    p->free();
+  }
+}
+
 TEST(PacketPool, BuffersAreDistinctAndDoNotOverlap) {
   HeapPacketPool pool(300, 3 * kSlab);
   std::vector<Packet*> held;

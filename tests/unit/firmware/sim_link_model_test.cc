@@ -76,3 +76,19 @@ TEST(SimLinkModel, BglSortsFramesOntoTheirNetworks) {
   LONGS_EQUAL(0, classify(0, 46, &charged));  // an ack: one chunk
   UNSIGNED_LONGS_EQUAL(32, charged);
 }
+
+// The sim links' retransmission timeout covers a frame and an ack of the
+// same size each way plus the ack delay; never below the configured minimum
+// (so 1024-byte frames keep it), never above the cap.
+TEST(SimLinkModel, RetransmissionTimeoutCoversAFrameEachWay) {
+  const LinkModel d = *sim_link_model("default");
+  // 9000 B at 2 B/ns: 4500 ns a frame, 100 ns a hop.
+  UNSIGNED_LONGLONGS_EQUAL(2 * (4500 + 100) + 1000, sim_link_rto_ns(d, 9000, 1000));
+  UNSIGNED_LONGLONGS_EQUAL(tuning::kLinkRtoSimNs, sim_link_rto_ns(d, 1024, 1000));
+  LinkModel slow = d;
+  slow.bytes_per_ns = 0.001;
+  UNSIGNED_LONGLONGS_EQUAL(tuning::kLinkRtoMaxSimNs, sim_link_rto_ns(slow, 9000, 1000));
+  // bgl: the torus channel (0.175 B/ns) is the slowest a frame can take.
+  const LinkModel b = *sim_link_model("bgl");
+  UNSIGNED_LONGLONGS_EQUAL(2 * (5852 + 100) + 1000, sim_link_rto_ns(b, 1024, 1000));
+}
