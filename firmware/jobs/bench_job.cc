@@ -179,8 +179,8 @@ void BenchJob::start() {
 }
 
 namespace {
-constexpr uint32_t kFirstEntryWarmup = 200;
-constexpr uint64_t kFirstEntryWarmBytes = 256 * 1024;  // larger operations cycle the rings in a few repetitions
+constexpr uint64_t kWarmBytes = 16ull << 20;
+constexpr uint32_t kMaxWarmup = 200;
 }  // namespace
 
 void BenchJob::begin_entry() {
@@ -190,14 +190,17 @@ void BenchJob::begin_entry() {
     return;
   }
   Entry& e = plan_[next_];
-  // The sweep's first operations after link training run slow for tens of
-  // repetitions (measured on 2x1x1 memif: a 128 KiB alltoall from 65 us
-  // down to 15 us over its first 50; pages of the links' rings and buffers
-  // are touched for the first time on both sides): the first timed entry
-  // warms up longer, unless --warmup says how long.
-  if (!warmed_ && !spec_.warmup_given)
-    e.warmup = std::max(e.warmup, e.bytes <= kFirstEntryWarmBytes ? kFirstEntryWarmup : e.warmup);
-  warmed_ = true;
+  // The first operations after link training run slow until enough data
+  // has crossed the links (measured on 2x1x1 memif: a 128 KiB alltoall from
+  // 45-65 us down to 15 us over its first 50-60 repetitions, whether it is
+  // the sweep's first row or follows a row of small messages): until the
+  // sweep has moved kWarmBytes per node, a row warms up (up to
+  // kMaxWarmup repetitions) until it has, unless warmup=N says how long.
+  if (!spec_.warmup_given && moved_ < kWarmBytes) {
+    const uint64_t per = std::max<uint64_t>(e.bytes, 1);
+    const uint64_t need = (kWarmBytes - moved_ + per - 1) / per;
+    e.warmup = std::max(e.warmup, static_cast<uint32_t>(std::min<uint64_t>(need, kMaxWarmup)));
+  }
   rep_ = 0;
   e.rep_ns.clear();
   e.rep_ns.reserve(e.reps);
@@ -259,6 +262,7 @@ bool BenchJob::poll() {
       }
       Entry& e = plan_[next_];
       if (rep_ >= e.warmup) e.rep_ns.push_back(t);
+      moved_ += e.bytes;
       ++rep_;
       end_rep();
       return true;

@@ -161,7 +161,7 @@ class BenchJob final : public Job {
   uint32_t n_ = 1, me_ = 0;
   std::vector<Entry> plan_;
   size_t next_ = 0;
-  bool warmed_ = false;  // a timed entry ran: the links and their rings are warm
+  uint64_t moved_ = 0;  // bytes per node the sweep's repetitions moved so far (warm-up and timed)
   Phase phase_ = Phase::kIdle;
   uint32_t rep_ = 0;  // repetitions done of the current entry, warm-up included
   uint64_t t0_ = 0;

@@ -46,8 +46,8 @@ RIG_OPTIONS = [
     ("--reps", "N",
      "timed repetitions per size (default by size, as OSU does: 1000 up to 1 KiB, 500 to 16 KiB, 100 to "
      "256 KiB, 40 to 1 MiB, 20 above, after a tenth as many untimed warm-up ones; with N: from 1 MiB "
-     "max(5, N/4), after 2 warm-up ones, 1 from 1 MiB; the sweep's first row up to 256 KiB warms up at "
-     "least 200 unless the job argument warmup=N sets it)"),
+     "max(5, N/4), after 2 warm-up ones, 1 from 1 MiB; until the sweep has moved 16 MiB per node a row "
+     "warms up longer, up to 200, unless the job argument warmup=N sets it)"),
     ("--frame", "N", "memif frame size: 9000 (default, bsize=9216) or 1518"),
     ("--wait", "spin|idle",
      "how a node waits for its operation: spin (busy-poll, the default when nodes <= CPUs) or idle (the event "
