@@ -35,10 +35,10 @@ const CounterField kLinkCountersFields[] = {
     TOROID_COUNTER(LinkCounters, credit_violations), TOROID_COUNTER(LinkCounters, rx_no_crc_refused),
     TOROID_COUNTER(LinkCounters, rx_foreign_partition), TOROID_COUNTER(LinkCounters, rx_foreign_node),
     TOROID_COUNTER(LinkCounters, keepalives),       TOROID_COUNTER(LinkCounters, trainings),
-    TOROID_COUNTER(LinkCounters, rx_oversize),
+    TOROID_COUNTER(LinkCounters, rx_oversize),      TOROID_COUNTER(LinkCounters, self_stalls),
 };
 const int kLinkCountersFieldCount = sizeof(kLinkCountersFields) / sizeof(kLinkCountersFields[0]);
-static_assert(sizeof(LinkCounters) == 31 * sizeof(uint64_t), "add the new LinkCounters field to kLinkCountersFields");
+static_assert(sizeof(LinkCounters) == 32 * sizeof(uint64_t), "add the new LinkCounters field to kLinkCountersFields");
 
 Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client, EventLoop& loop,
            const LinkConfig& cfg, std::string name)
@@ -152,6 +152,17 @@ uint64_t Link::keepalive_period() const {
   return std::min(cfg_.keepalive_ns, std::max<uint64_t>(cfg_.down_after_ns / 4, 1));
 }
 
+// A liveness timer on a real clock that fires a stall_grace or more past
+// its deadline means this node itself was not running (descheduled, or a
+// step that held its loop): the neighbour's silence over that time proves
+// nothing, as its answers may be waiting unread. The link asks once more
+// (kLinkAckReq) and decides a stall_grace later. Virtual time is never late.
+uint64_t Link::stall_grace() const { return std::max<uint64_t>(cfg_.down_after_ns / 4, 1); }
+
+bool Link::stalled_self(uint64_t due, uint64_t now) const {
+  return !loop_.clock().is_virtual() && now > due && now - due >= stall_grace();
+}
+
 void Link::arm_idle() {
   if (!up_ || cfg_.keepalive_ns == 0) return;
   loop_.timers().arm(idle_timer_, std::max(last_heard_ + keepalive_period(), loop_.now() + 1));
@@ -165,6 +176,13 @@ void Link::on_idle(void* self) {
   if (!l->up_) return;
   const uint64_t now = l->loop_.now();
   const uint64_t silent = now - l->last_heard_;
+  if (silent >= l->cfg_.down_after_ns && l->stalled_self(l->idle_timer_.deadline(), now)) {
+    ++l->ctr_.self_stalls;
+    l->send_bare_ack(wire::kLinkAckReq);
+    l->flush_tx();
+    l->loop_.timers().arm(l->idle_timer_, now + l->stall_grace());
+    return;
+  }
   if (silent >= l->cfg_.down_after_ns) {
     char dur[32];
     format_duration(silent, dur, sizeof dur);

@@ -113,6 +113,8 @@ struct LinkCounters {
                                       // hellos go to training, which refuses them by name)
   uint64_t rx_foreign_node = 0;   // data or ack from a node other than the trained neighbour
   uint64_t keepalives = 0;        // probes sent on a link silent for keepalive_ns
+  uint64_t self_stalls = 0;       // a liveness timer fired stall_grace late (this node was not running):
+                                  // the peer was asked again instead of being declared dead
   uint64_t trainings = 0;         // times link training brought the link up
 };
 extern const CounterField kLinkCountersFields[];
@@ -258,6 +260,8 @@ class Link {
   // heard; nothing per packet (rx only stores last_heard_).
   void arm_idle();
   uint64_t keepalive_period() const;
+  uint64_t stall_grace() const;
+  bool stalled_self(uint64_t due, uint64_t now) const;
   static void on_idle(void* self);
   void clear_state();  // sequence numbers, credits, timers' state: fresh
   void drop_frames();  // timers stopped, every frame held here freed (link.cc)

@@ -16,6 +16,8 @@
 // - With nothing unacked but credits the peer has not returned, the timer
 //   probes instead (a bare ack with kLinkAckReq), with the same backoff: a
 //   lost credit update is repaired even when no data is waiting to go.
+// - A timer that fires a stall_grace late on a real clock (this node was
+//   not running) asks the peer once more before anything is declared dead.
 // - Link-down, for good: data unacknowledged with no progress for
 //   down_after_ns; probes unanswered (no frame heard) for down_after_ns; or
 //   the port's carrier down at an expiry while we wait on the peer (data
@@ -82,6 +84,16 @@ void Link::rto_expired() {
   const uint64_t now = loop_.now();
   if (now < rto_due_) {  // progress moved the deadline on since the timer was armed
     loop_.timers().arm(rto_timer_, rto_due_);
+    return;
+  }
+  const bool owed = unacked() > 0 || peer_holds_credits();
+  if (owed && port_->link_state() != LinkState::kDown && stalled_self(rto_due_, now)) {
+    ++ctr_.self_stalls;  // see stalled_self (link.cc): ask, decide a grace later
+    if (unacked() > 0) retransmit(peer_ack_, wire::kLinkAckReq);
+    else send_bare_ack(wire::kLinkAckReq);
+    rto_due_ = now + stall_grace();
+    loop_.timers().arm(rto_timer_, rto_due_);
+    flush_tx();
     return;
   }
   if (unacked() > 0) {

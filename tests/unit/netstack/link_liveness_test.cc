@@ -4,6 +4,7 @@
 // numbers and credit counts wrap; a reset link starts over on the sequence
 // numbers training gives it.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,72 @@ TEST(LinkLiveness, AFrozenNeighbourIsFoundWithinTheConfiguredTime) {
                  std::string::npos,
              ca.downs[0].message().c_str());
   CHECK(la.counters().keepalives >= 3);
+}
+
+// Both nodes read a real-like clock (their timers can fire late). Both
+// stop running for three link-down times while a has data in flight to b
+// (a job step holding each node's loop, both processes descheduled), then a
+// runs again first.
+TEST_GROUP(LinkSelfStall) {
+  LinkConfig cfg = live_config();
+  std::unique_ptr<Rig> rig;
+  RecordingClient ca, cb;
+  Link* la = nullptr;
+  Link* lb = nullptr;
+  uint32_t a = 0, b = 0;
+
+  void setup() override {
+    rig = std::make_unique<Rig>(1, LinkModel{}, FaultPlan{}, cfg);
+    a = rig->add_real_clock_node();
+    b = rig->add_real_clock_node();
+    auto [pa, pb] = rig->cable(a, b);
+    la = &rig->add_link(0, pa, &ca);
+    lb = &rig->add_link(1, pb, &cb);
+    rig->run_for(3 * kMs);
+    CHECK(la->up() && lb->up());
+    rig->freeze(b);
+    feed_bodies(*rig, rig->pool(a), *la, 0, 3);
+    rig->run_for(20 * kUs);
+    UNSIGNED_LONGS_EQUAL(3, la->unacked());
+    rig->freeze(a);
+    rig->run_for(3 * cfg.down_after_ns);
+    rig->freeze(a, false);
+  }
+  void teardown() override { rig.reset(); }
+  static std::string first_down(const RecordingClient& x, const RecordingClient& y) {
+    return !x.downs.empty() ? x.downs[0].message() : !y.downs.empty() ? y.downs[0].message() : "";
+  }
+};
+
+// The first to run finds its timer late by far more than a stall grace: it
+// asks its neighbour once more instead of declaring it dead, and the
+// neighbour, running again a moment later, answers. Nothing goes down.
+TEST(LinkSelfStall, ANodeThatWasNotRunningAsksBeforeBlamingItsNeighbour) {
+  rig->run_for(cfg.down_after_ns / 8);  // less than the grace: a has asked and waits
+  CHECK_TEXT(la->up(), first_down(ca, cb).c_str());
+  CHECK(la->counters().self_stalls >= 1);
+  rig->freeze(b, false);
+  rig->run_for(2 * cfg.down_after_ns);
+  CHECK_TEXT(la->up() && lb->up(), first_down(ca, cb).c_str());
+  UNSIGNED_LONGS_EQUAL(0, la->unacked());
+  LONGS_EQUAL(3, data_frames(cb));
+  CHECK(ca.downs.empty() && cb.downs.empty());
+}
+
+// The neighbour gone for good: the node asks, and declares the link down a
+// stall grace (a quarter of the link-down time) later, not at once and not
+// a whole link-down time later.
+TEST(LinkSelfStall, AfterItsOwnStallANodeStillFindsADeadNeighbourWithinAGrace) {
+  const uint64_t t0 = rig->now();
+  while (la->up() && rig->now() < t0 + 2 * cfg.down_after_ns) rig->run_for(10 * kUs);
+  CHECK(!la->up());
+  const uint64_t found = rig->now() - t0;
+  const uint64_t grace = cfg.down_after_ns / 4;
+  CHECK_TEXT(found >= grace && found <= grace + 20 * kUs, std::to_string(found).c_str());
+  LONGS_EQUAL(1, ca.downs.size());
+  CHECK_TEXT(ca.downs[0].message().find("link down: no progress for") != std::string::npos,
+             ca.downs[0].message().c_str());
+  CHECK(la->counters().self_stalls >= 1);
 }
 
 TEST_GROUP(LinkIdentity){};

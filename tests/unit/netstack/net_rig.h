@@ -280,7 +280,16 @@ class Rig {
   const LinkConfig& link_config() const { return cfg_; }
 
   uint32_t add_node(uint32_t max_packets = 4096, uint32_t buf_size = kBufSize) {
-    auto n = std::make_unique<Node>(fabric_->clock(), buf_size, max_packets);
+    return add_node_on(fabric_->clock(), max_packets, buf_size);
+  }
+  // A node whose loop reads the fabric's time through a clock that says it
+  // is not virtual: what a real rig's node does where lateness is possible
+  // (a frozen node's timers fire late when it runs again).
+  uint32_t add_real_clock_node(uint32_t max_packets = 4096, uint32_t buf_size = kBufSize) {
+    return add_node_on(real_like_, max_packets, buf_size);
+  }
+  uint32_t add_node_on(const Clock& clock, uint32_t max_packets, uint32_t buf_size) {
+    auto n = std::make_unique<Node>(clock, buf_size, max_packets);
     n->id = fabric_->add_node(n.get());
     nodes_.push_back(std::move(n));
     return static_cast<uint32_t>(nodes_.size() - 1);
@@ -410,6 +419,15 @@ class Rig {
   }
 
  private:
+  class RealLikeClock final : public Clock {
+   public:
+    explicit RealLikeClock(const Rig& rig) : rig_(rig) {}
+    uint64_t now_ns() const override { return rig_.now(); }
+    bool is_virtual() const override { return false; }
+
+   private:
+    const Rig& rig_;
+  };
   struct Feed {
     Link* link;
     std::deque<std::pair<uint8_t, Packet*>> q;
@@ -455,6 +473,7 @@ class Rig {
 
   LinkConfig cfg_;
   int last_cable_ = -1;
+  RealLikeClock real_like_{*this};  // before the nodes whose loops read it
   // Declaration order is destruction order reversed: pools (in nodes) go last.
   std::vector<std::unique_ptr<Node>> nodes_;
   std::unique_ptr<SimFabric> fabric_;
