@@ -111,21 +111,9 @@ void TrafficJob::start() {
     expected_ += expect_from_[src];
   }
   dests_ = traffic_destinations(spec_, me, dims, seed);
-  std::vector<uint32_t> seq_to(n, 0);
+  seq_to_.assign(n, 0);
   payloads_.resize(dests_.size());
-  for (size_t i = 0; i < dests_.size(); ++i) {
-    const uint32_t dst = dests_[i];
-    payloads_[i].resize(spec_.size);
-    fill_payload(payloads_[i].data(), spec_.size, seed, me, dst, seq_to[dst]++);
-    MsgSendOptions opt;
-    opt.adaptive = spec_.adaptive;
-    auto h = msgr_.send(coord_of(dst, dims), /*context=*/1, seq_to[dst] - 1, payloads_[i].data(), spec_.size, opt);
-    if (!h) {
-      finish(h.status());
-      return;
-    }
-    handles_.push_back(*h);
-  }
+  handles_.reserve(dests_.size());
   // One byte more than a message: a longer one shows as the wrong length.
   recvs_.resize(kPosted);
   rbufs_.assign(kPosted, std::vector<uint8_t>(spec_.size + 1));
@@ -133,6 +121,30 @@ void TrafficJob::start() {
     if (!repost(i)) return;
   start_ns_ = ctx_.loop.now();
   ctx_.loop.timers().arm(deadline_, start_ns_ + ctx_.timeout_ns);
+}
+
+bool TrafficJob::send_some() {
+  const Dims& dims = ctx_.personality.dims;
+  const uint32_t me = rank_of(ctx_.personality.coord, dims);
+  uint64_t bytes = 0;
+  uint32_t sent = 0;
+  for (; next_send_ < dests_.size() && sent < kSendsPerPoll && bytes < kSendBytesPerPoll; ++next_send_, ++sent) {
+    const uint32_t dst = dests_[next_send_];
+    std::vector<uint8_t>& payload = payloads_[next_send_];
+    payload.resize(spec_.size);
+    const uint32_t seq = seq_to_[dst]++;
+    fill_payload(payload.data(), spec_.size, ctx_.personality.seed, me, dst, seq);
+    MsgSendOptions opt;
+    opt.adaptive = spec_.adaptive;
+    auto h = msgr_.send(coord_of(dst, dims), /*context=*/1, seq, payload.data(), spec_.size, opt);
+    if (!h) {
+      finish(h.status());
+      return true;
+    }
+    handles_.push_back(*h);
+    bytes += spec_.size;
+  }
+  return sent > 0;
 }
 
 bool TrafficJob::repost(uint32_t i) {
@@ -152,7 +164,8 @@ bool TrafficJob::repost(uint32_t i) {
 
 bool TrafficJob::poll() {
   if (done_) return false;
-  bool moved = false;
+  bool moved = send_some();
+  if (done_) return true;
   const uint32_t me = rank_of(ctx_.personality.coord, ctx_.personality.dims);
   std::vector<uint8_t> want;
   for (uint32_t i = 0; i < recvs_.size() && !done_; ++i) {
@@ -180,7 +193,7 @@ bool TrafficJob::poll() {
     finish(msgr_.status());
     return true;
   }
-  if (delivered_ + duplicates_ >= expected_ && msgr_.sends_pending() == 0) {
+  if (delivered_ + duplicates_ >= expected_ && next_send_ == dests_.size() && msgr_.sends_pending() == 0) {
     finish(Status::ok());
     return true;
   }

@@ -44,6 +44,7 @@ class TrafficJob final : public Job {
 
  private:
   void finish(Status st);
+  bool send_some();
   static void on_timeout(void* self);
 
   JobContext ctx_;
@@ -52,6 +53,14 @@ class TrafficJob final : public Job {
   std::vector<uint32_t> dests_;
   std::vector<std::vector<uint8_t>> payloads_;  // one per message sent (kept until sent)
   std::vector<uint64_t> handles_;
+  // Messages are made and handed to the messenger a batch per poll, not all
+  // in start(): making 5000 x 4 KiB payloads takes long enough (hundreds of
+  // ms under a sanitizer) that a node doing it in one go stops acking its
+  // links and its neighbour declares them dead.
+  static constexpr uint64_t kSendBytesPerPoll = 256 * 1024;
+  static constexpr uint32_t kSendsPerPoll = 64;
+  size_t next_send_ = 0;
+  std::vector<uint32_t> seq_to_;  // per destination rank: the next sequence number
   // Receives kept posted (any source, any tag): a message's tag is its
   // sequence number from its source.
   static constexpr uint32_t kPosted = 16;
