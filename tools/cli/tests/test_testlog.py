@@ -107,6 +107,18 @@ class SummarizeTest(unittest.TestCase):
             "21 passed, 2 failed, 2 skipped",
         ])
 
+    def test_failing_executable_names_its_failed_cases_bounded(self):
+        out = "".join("\n/src/t.cc:%d: error: Failure in TEST(Grp, Case%d)\n\texpected <1>\n" % (i, i)
+                      for i in range(10)) + CPPUTEST_ERRORS
+        err = "==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x1\n"
+        lines, _ = testlog.summarize([rec("b", "FAIL", out, stderr=err)], self.SUITES, 1)
+        i = lines.index("failing executables:")
+        self.assertEqual(lines[i + 1], "  unit/b: FAIL, 2 failed")
+        self.assertEqual(lines[i + 2], "    /src/t.cc:0: error: Failure in TEST(Grp, Case0)")
+        self.assertEqual(lines[i + 9], "    /src/t.cc:7: error: Failure in TEST(Grp, Case7)")
+        self.assertEqual(lines[i + 10], "    ... and 3 more")
+        self.assertEqual(lines[-1], "9 passed, 2 failed, 1 skipped")
+
     def test_one_suite_has_no_total_row_and_no_skip_count(self):
         lines, status = testlog.summarize([rec("a", "OK", CPPUTEST_OK)], self.SUITES, 0)
         self.assertEqual(status, 0)

@@ -27,6 +27,12 @@ PASSING = {"OK", "EXPECTEDFAIL"}
 # "SKIP Group.Name: reason" on a line of its own, printed by TOROID_SKIP
 # (tests/skip.h) in a test that cannot run here; CppUTest counts it as run.
 RUNTIME_SKIP = re.compile(r"^SKIP [A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*: ", re.M)
+# Lines that say what failed inside an executable: CppUTest's
+# "file.cc:12: error: Failure in TEST(Group, Name)", a sanitizer's report,
+# a unittest "FAIL: test_x (mod.Class)" / "ERROR: ...".
+DETAIL = re.compile(r"^(?:.*error: Failure in TEST\(.*|.*ERROR: \w+Sanitizer.*|.*runtime error: .*"
+                    r"|(?:FAIL|ERROR): test\w* \(.*)$", re.M)
+MAX_DETAILS = 8
 
 
 class Counts:
@@ -106,6 +112,17 @@ def suite_of(record, suites_of, wanted=()):
     return next((s for s in suites if s in wanted), suites[0])
 
 
+def details(record):
+    """Up to MAX_DETAILS lines naming what failed in a failing executable's output."""
+    out = (record.get("stdout") or "") + "\n" + (record.get("stderr") or "")
+    found = [m.group(0).strip() for m in DETAIL.finditer(out)]
+    more = len(found) - MAX_DETAILS
+    lines = ["    " + line[:300] for line in found[:MAX_DETAILS]]
+    if more > 0:
+        lines.append("    ... and %d more" % more)
+    return lines
+
+
 def short_name(record):
     return record.get("name", "?").split(" / ", 1)[-1]
 
@@ -127,6 +144,7 @@ def summarize(records, suites_of, meson_status, log_path=None, wanted=()):
         row[4] += float(rec.get("duration") or 0.0)
         if c.failed:
             failing.append("  %s/%s: %s, %d failed" % (suite, short_name(rec), rec.get("result", "ERROR"), c.failed))
+            failing += details(rec)
 
     lines = []
     total = [sum(r[i] for r in rows.values()) for i in range(5)]
