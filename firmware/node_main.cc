@@ -26,6 +26,8 @@
 //   reset     node= gen= mono= reason=            the node reset its communication
 //                                                 (a new generation; links train again)
 //   quiesced  node=                               stopped polling, links still open
+//   progress  node= cases= failed= ms=            cases done so far (at most every 10 s)
+//   links     node= ports= retransmits= timeouts= keepalives= trainings= duplicates= self_stalls= longest_silence_ms=
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/prctl.h>
@@ -51,6 +53,7 @@
 #include "firmware/host_port_factory.h"
 #include "firmware/job.h"
 #include "firmware/node.h"
+#include "firmware/node_events.h"
 #include "firmware/node_topology.h"
 #include "firmware/pid1.h"
 #include "firmware/port_keeper.h"
@@ -143,128 +146,9 @@ void install_signals() {
   signal(SIGPIPE, SIG_IGN);  // a closed log pipe must not kill a node mid-teardown
 }
 
-uint64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * kSec + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 void sleep_ms(uint64_t ms) {
   timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * kMs)};
   nanosleep(&ts, nullptr);
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      q += '\\';
-      q += c;
-    } else if (c == '\n') {
-      q += "\\n";
-    } else {
-      q += c;
-    }
-  }
-  return q + "\"";
-}
-
-// One machine-readable line, written at once (stdout is a pipe to the rig).
-void emit(const std::string& line) {
-  std::string l = line + "\n";
-  fwrite(l.data(), 1, l.size(), stdout);
-  fflush(stdout);
-}
-
-// Reports every link that goes down, once, by port, as a line the rig
-// parses. The link layer itself notices a dead neighbour: by missing acks
-// when it waits on its peer, and by the port's carrier, which it reads every
-// tuning::kCarrierCheckNs even when idle.
-class LinkMonitor final : public LinkDownListener {
- public:
-  LinkMonitor(Node& node, size_t ports, std::string node_name)
-      : node_(node), name_(std::move(node_name)), reported_(ports, false) {}
-
-  void on_link_down(uint16_t port, const Status& why) override {
-    if (port >= reported_.size()) return;
-    reported_[port] = true;
-    const Personality& p = node_.personality();
-    std::string pname = "port" + std::to_string(port), dir = "?", peer = "?";
-    if (port < p.ports.size()) {
-      pname = p.ports[port].name;
-      dir = dir_name(p.ports[port].dir);
-      peer = neighbour(p.coord, p.ports[port].dir, p.dims).to_string();
-    }
-    emit("linkdown node=" + name_ + " port=" + pname + " dir=" + dir + " peer=" + peer +
-         " mono=" + std::to_string(mono_ns()) + " reason=" + quote(why.message()));
-  }
-
- private:
-  Node& node_;
-  std::string name_;
-  std::vector<bool> reported_;
-};
-
-// Prints a "state" line whenever the node's state changes, a "reset" line
-// for every communication reset, and a "progress" line with the cases done
-// so far at most every kProgressNs while a job runs (a full self-test under
-// TCG runs for many minutes and reports its cases only at the end).
-class StateReporter final : public Poller {
- public:
-  StateReporter(const Node& node, std::string name, uint64_t t0) : node_(node), name_(std::move(name)), t0_(t0) {}
-  bool poll() override {
-    if (node_.resets() != resets_) {
-      resets_ = node_.resets();
-      emit("reset node=" + name_ + " gen=" + std::to_string(node_.trainer().generation()) +
-           " mono=" + std::to_string(mono_ns()) + " reason=" + quote(node_.last_reset().message()));
-    }
-    if (const Job* job = node_.job(); job && job->cases().size() != cases_) {
-      const auto& cs = job->cases();
-      for (; cases_ < cs.size(); ++cases_) failed_ += cs[cases_].verdict == CaseVerdict::kFail;
-      // The clock is read only when a case completed: nothing per idle round.
-      const uint64_t now = mono_ns();
-      if (now - last_progress_ >= kProgressNs) {
-        last_progress_ = now;
-        emit("progress node=" + name_ + " cases=" + std::to_string(cases_) + " failed=" + std::to_string(failed_) +
-             " ms=" + std::to_string((now - t0_) / 1000000));
-      }
-    }
-    if (node_.state() == last_) return false;
-    last_ = node_.state();
-    char ms[32];
-    snprintf(ms, sizeof ms, "%.3f", static_cast<double>(mono_ns() - t0_) / 1e6);
-    emit("state node=" + name_ + " state=" + node_state_name(last_) + " ms=" + ms);
-    return false;
-  }
-
- private:
-  const Node& node_;
-  std::string name_;
-  uint64_t t0_;
-  NodeState last_ = NodeState::kCreated;
-  uint32_t resets_ = 0;
-  size_t cases_ = 0;
-  size_t failed_ = 0;
-  uint64_t last_progress_ = mono_ns();
-  static constexpr uint64_t kProgressNs = 10 * kSec;
-};
-
-// One "links" line at the verdict: what the link layer did to keep the links
-// up (retransmissions, timer expiries, keepalive probes, trainings) summed
-// over the node's ports, and the longest silence a neighbour broke before the
-// down deadline: how close a stalled peer came to being declared dead.
-void emit_link_summary(const Node& node, const std::string& name) {
-  const NetStack& net = node.net();
-  LinkCounters sum;
-  uint64_t longest = 0;
-  for (uint16_t i = 0; i < net.port_count(); ++i) {
-    add_counters(&sum, &net.link(i).counters(), kLinkCountersFields, kLinkCountersFieldCount);
-    longest = std::max(longest, net.link(i).longest_silence_ns());
-  }
-  emit("links node=" + name + " ports=" + std::to_string(net.port_count()) +
-       " retransmits=" + std::to_string(sum.retransmits) + " timeouts=" + std::to_string(sum.timeouts) +
-       " keepalives=" + std::to_string(sum.keepalives) + " trainings=" + std::to_string(sum.trainings) +
-       " duplicates=" + std::to_string(sum.duplicates) + " longest_silence_ms=" + std::to_string(longest / 1000000));
 }
 
 // A boot id nobody else draws: from the kernel's random pool, so a node
