@@ -351,9 +351,11 @@ void HostRig::step(uint64_t now) {
               static_cast<int>(v->child.pid), freeze ? "SIGSTOP" : "SIGKILL", freeze ? "--freeze" : "--kill");
           kill(v->child.pid, opt_.kill_signal);
           // A death: the failure grace starts now, so the neighbours report.
+          // It is what the report names first unless something had already
+          // failed before the rig acted (then that is the first failure).
           t_death_ = t_kill_;
-          first_death_ = "node " + v->name + " " + v->rig_note;
-          note_failure(t_kill_, first_death_);
+          if (t_failure_ == 0) first_death_ = "node " + v->name + " " + v->rig_note;
+          note_failure(t_kill_, "node " + v->name + " " + v->rig_note);
         }
       }
     }
