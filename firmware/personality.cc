@@ -191,6 +191,18 @@ Result<Personality> parse_personality_args(const std::vector<std::string>& args,
       text = file + "\n" + text;
       continue;
     }
+    // KEY=VALUE: the file form splits "arg = KEY VALUE" at blanks, so a
+    // blank inside either would move the split ("a b=" would read as key
+    // "a", value "b").
+    if (key == "arg") {
+      const size_t eq = value.find('=');
+      if (eq != std::string::npos) {
+        const std::string k = trim(value.substr(0, eq)), v = trim(value.substr(eq + 1));
+        if (k.find_first_of(" \t") != std::string::npos || v.find_first_of(" \t") != std::string::npos)
+          return error(Code::kInvalid, "personality: --arg '%s': KEY=VALUE takes no blank inside the key or the value",
+                       value.c_str());
+      }
+    }
     // NAME:DIR:DRIVER[:ADDRESS] -> words; the address may hold colons (PCI).
     int seps = key == "port" ? 3 : key == "arg" ? 1 : 0;
     for (char& ch : value) {

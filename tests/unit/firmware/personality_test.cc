@@ -153,6 +153,28 @@ TEST(Personality, FlagValuesCannotAddLinesOrComments) {
   LONGS_EQUAL(1, ok->job_args.size());
 }
 
+// Found by the personality fuzz target: "--arg '6vvv- uul='" was read as
+// the key "6vvv-" with the value "uul" (the file form splits at blanks).
+TEST(Personality, ArgFlagWithABlankInsideTheKeyOrValueIsRefused) {
+  const std::vector<std::string> base = {"--dims", "1x1x1", "--coord", "0,0,0", "--job", "train", "--arg"};
+  auto with = [&](const std::string& arg) {
+    std::vector<std::string> a = base;
+    a.push_back(arg);
+    return parse_personality_args(a);
+  };
+  auto key = with("6vvv- uul=");
+  CHECK_FALSE(key.is_ok());
+  STRCMP_CONTAINS("personality: --arg '6vvv- uul=': KEY=VALUE takes no blank inside the key or the value",
+                  key.status().message().c_str());
+  CHECK_FALSE(with("level=quick full").is_ok());
+  auto trimmed = with(" level = quick ");
+  CHECK_TRUE_TEXT(trimmed.is_ok(), trimmed.status().message().c_str());
+  STRCMP_EQUAL("quick", trimmed->job_args.at("level").c_str());
+  auto blank_form = with("level quick");  // KEY VALUE, the file's form
+  CHECK_TRUE_TEXT(blank_form.is_ok(), blank_form.status().message().c_str());
+  STRCMP_EQUAL("quick", blank_form->job_args.at("level").c_str());
+}
+
 TEST(Personality, FromFileWithFlagOverride) {
   char path[] = "/tmp/toroid-personality-XXXXXX";
   const int fd = mkstemp(path);
