@@ -254,6 +254,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
     bool spread = true;
     bool started = false;  // first segment injected (seq assigned)
     bool sync = false;     // waits for the receiver's kSyncAck when sent
+    bool acked = false;    // sync: the kSyncAck came while segments were still leaving
   };
   // A synchronous send whose data has left, waiting for its acknowledgement.
   struct SyncWait {

@@ -10,9 +10,11 @@ using wire::MsgKind;
 
 // op's data has all left: a plain send is done; a synchronous one now
 // waits for its acknowledgement (an empty message has its seq once its one
-// segment left).
+// segment left), unless it came already: a receive posted before the
+// message arrives takes it at its first segment, and its ack can be back
+// before the last segment of a long message has left.
 bool Messenger::sent_out(SendOp& op) {
-  if (op.sync) sync_wait_.push_back(SyncWait{op.handle, op.dst, op.seq});
+  if (op.sync && !op.acked) sync_wait_.push_back(SyncWait{op.handle, op.dst, op.seq});
   return true;
 }
 
@@ -27,6 +29,12 @@ void Messenger::take_sync_ack(uint32_t rank, uint32_t seq) {
     sync_wait_[i] = sync_wait_.back();
     sync_wait_.pop_back();
     return;
+  }
+  for (SendOp& op : active_) {
+    if (op.sync && op.started && !op.acked && op.dst == rank && op.seq == seq) {
+      op.acked = true;  // still sending: done once its last segment has left
+      return;
+    }
   }
   ++ctr_.bad_segments;  // an acknowledgement of nothing we wait for
 }

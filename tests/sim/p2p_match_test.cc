@@ -71,6 +71,33 @@ TEST(P2pMatch, SynchronousSendIsDoneOnlyOnceAReceiveTookIt) {
   CHECK_TRUE(drive_until(*rig, [&] { return self.done() && msgr(*rig, 1).send_done(*he); }));
 }
 
+// A receive posted first takes a long synchronous message at its first
+// segment and acknowledges it at once; the ack is back while later segments
+// are still leaving (the destination's credit paces them). The send is done
+// once its last segment has left, not left waiting for an ack that came.
+// (MPICH's pt2pt/sendself hung here: MPI_Ssend of 128 KiB to itself.)
+TEST(P2pMatch, ALongSynchronousSendAckedBeforeItsLastSegmentLeftIsDone) {
+  LogCapture log;
+  auto rig = booted_rig("2x1x1");
+  CHECK_TRUE(rig != nullptr);
+  MsgSendOptions sync;
+  sync.sync = true;
+  for (uint32_t dst : {1u, 0u}) {  // a neighbour, then itself
+    std::vector<uint8_t> data(2 << 20), got(data.size());
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + dst);
+    RecvReq r = recv_req(0, 11, false, got.data(), got.size());
+    CHECK_TRUE(msgr(*rig, dst).post(&r).is_ok());
+    const uint64_t bad = msgr(*rig, 0).counters().bad_segments;
+    auto h = msgr(*rig, 0).send(at(*rig, dst), kCtx, 11, data.data(), data.size(), sync);
+    CHECK_TRUE(h.is_ok());
+    CHECK_TRUE_TEXT(drive_until(*rig, [&] { return r.done() && msgr(*rig, 0).send_done(*h); }),
+                    dst ? "to a neighbour" : "to itself");
+    CHECK_TRUE(r.status().is_ok());
+    CHECK_TRUE(got == data);
+    UNSIGNED_LONGLONGS_EQUAL(bad, msgr(*rig, 0).counters().bad_segments);  // no ack was taken for a stray
+  }
+}
+
 TEST(P2pMatch, OnlyASendNoneOfWhoseDataLeftCanBeCancelled) {
   LogCapture log;
   auto rig = booted_rig("2x1x1");
