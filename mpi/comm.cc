@@ -51,6 +51,11 @@ void comm_destroy(MPI_Comm c) {
   if (!c->predefined) delete c;
 }
 
+void comm_release_request(MPI_Comm c) {
+  if (c->requests > 0) --c->requests;
+  if (c->requests == 0 && c->user_freed) comm_destroy(c);
+}
+
 void comm_free_all() {
   while (!live().empty()) comm_destroy(live().back());
 }
@@ -379,7 +384,10 @@ TOROID_MPI_API(int, Comm_free, (MPI_Comm * comm)) {
     Status st = rt().wait([&] { return c->queue_head == nullptr; }, "MPI_Comm_free: its pending collectives");
     if (!st) return raise_status(c, st);
   }
-  comm_destroy(c);
+  // Requests still naming it (a pending receive, a persistent request)
+  // keep it until the last one is recycled.
+  c->user_freed = true;
+  if (c->requests == 0) comm_destroy(c);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }

@@ -172,6 +172,12 @@ struct Predefined {
     basic(toroid_mpi_dt_c_float_complex, Prim::kCFloatComplex, "MPI_C_FLOAT_COMPLEX");
     basic(toroid_mpi_dt_c_double_complex, Prim::kCDoubleComplex, "MPI_C_DOUBLE_COMPLEX");
     basic(toroid_mpi_dt_c_long_double_complex, Prim::kCLongDoubleComplex, "MPI_C_LONG_DOUBLE_COMPLEX");
+    // The same layouts under their own names (MPI_Type_get_name tells them
+    // apart, as MPICH and Open MPI do).
+    basic(toroid_mpi_dt_c_complex, Prim::kCFloatComplex, "MPI_C_COMPLEX");
+    basic(toroid_mpi_dt_cxx_float_complex, Prim::kCFloatComplex, "MPI_CXX_FLOAT_COMPLEX");
+    basic(toroid_mpi_dt_cxx_double_complex, Prim::kCDoubleComplex, "MPI_CXX_DOUBLE_COMPLEX");
+    basic(toroid_mpi_dt_cxx_long_double_complex, Prim::kCLongDoubleComplex, "MPI_CXX_LONG_DOUBLE_COMPLEX");
     basic(toroid_mpi_dt_byte, Prim::kByte, "MPI_BYTE");
     basic(toroid_mpi_dt_packed, Prim::kPacked, "MPI_PACKED");
     pair(toroid_mpi_dt_float_int, Pair::kFloatInt, Prim::kFloat, Prim::kInt, 4, 8, "MPI_FLOAT_INT");
@@ -240,13 +246,16 @@ void type_layout(MPI_Datatype t, size_t count, const MPI_Aint* bl, const MPI_Ain
   for (size_t i = 0; i < count; ++i) {
     const MPI_Datatype o = types[i];
     const MPI_Aint n = bl[i];
+    // n copies k * extent apart: the markers of the first and of the last
+    // copy bound them (the extent may be negative: MPI_Type_create_resized).
+    const MPI_Aint step = n > 0 ? (n - 1) * o->extent() : 0;
     if (o->lb_marker) {
-      const MPI_Aint at = disp[i] + o->lb;
+      const MPI_Aint at = disp[i] + std::min(o->lb, o->lb + step);
       lbm = have_lbm ? std::min(lbm, at) : at;
       have_lbm = true;
     }
     if (o->ub_marker) {
-      const MPI_Aint at = disp[i] + o->ub + (n > 0 ? (n - 1) * o->extent() : 0);
+      const MPI_Aint at = disp[i] + std::max(o->ub, o->ub + step);
       ubm = have_ubm ? std::max(ubm, at) : at;
       have_ubm = true;
     }

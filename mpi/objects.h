@@ -141,6 +141,10 @@ struct toroid_mpi_comm {
   uint32_t magic = 0;
   bool predefined = false;
   bool inter = false;
+  // MPI_Comm_free marks it; it goes when the last request on it is
+  // recycled (MPI 3.1 6.4.3: pending operations complete normally).
+  bool user_freed = false;
+  uint32_t requests = 0;  // requests (pending or persistent) that name it
   toroid::Comm* coll = nullptr;              // intra: the library communicator
   std::unique_ptr<toroid::Comm> owned;       // ... when it is this object's
   MPI_Group group = nullptr;                 // the local group

@@ -61,6 +61,7 @@ MPI_Request request_new(ReqKind kind, MPI_Comm comm) {
   r->error = MPI_SUCCESS;
   r->status = MPI_Status{};
   r->comm = comm;
+  if (comm) ++comm->requests;
   r->handle = 0;
   r->coll = nullptr;
   r->bsend_slot = nullptr;
@@ -75,6 +76,8 @@ void request_recycle(MPI_Request r) {
   if (r->bsend_slot) bsend_release(r);
   if (r->type) type_release(r->type);
   r->type = nullptr;
+  if (r->comm) comm_release_request(r->comm);
+  r->comm = nullptr;
   r->magic = 0;
   if (r->stage.pack.capacity() > (1u << 20)) std::vector<uint8_t>().swap(r->stage.pack);
   pool().push_back(r);

@@ -6,7 +6,10 @@
 
 namespace toroid::mpi {
 
+// The request names comm until it is recycled (a freed communicator lives
+// until its last request goes: comm_release_request, comm.cc).
 MPI_Request request_new(ReqKind kind, MPI_Comm comm);
+void comm_release_request(MPI_Comm c);
 // Back to the pool: the handle becomes invalid.
 void request_recycle(MPI_Request r);
 // Whether r has completed; moves nothing (the caller drives the loop).

@@ -96,6 +96,17 @@ static void logical_bitwise(void) {
   for (int i = 0; i < N; ++i) CHECK_INT(out[i], i % 3 != 2);
   MPI_Allreduce(in, out, N, MPI_INT, MPI_LXOR, MPI_COMM_WORLD);
   for (int i = 0; i < N; ++i) CHECK_INT(out[i], i % 3 == 0 ? mt_size % 2 : i % 3 == 1 ? 1 : 0);
+  /* MPI_AINT, MPI_OFFSET, MPI_COUNT take the logical ops as integers (as
+     MPICH and Open MPI do; MPICH's coll/allred tests them). */
+  MPI_Aint a = mt_rank == 0 ? 5 : 0, ao = -1;
+  MPI_Allreduce(&a, &ao, 1, MPI_AINT, MPI_LOR, MPI_COMM_WORLD);
+  CHECK_INT((int)ao, 1);
+  MPI_Offset of = 7, oo = -1;
+  MPI_Allreduce(&of, &oo, 1, MPI_OFFSET, MPI_LAND, MPI_COMM_WORLD);
+  CHECK_INT((int)oo, 1);
+  MPI_Count cn = mt_rank == 0 ? 3 : 0, co = -1;
+  MPI_Allreduce(&cn, &co, 1, MPI_COUNT, MPI_LXOR, MPI_COMM_WORLD);
+  CHECK_INT((int)co, 1);
   bool b = mt_rank % 2 == 0, bo = false;
   MPI_Allreduce(&b, &bo, 1, MPI_C_BOOL, MPI_LAND, MPI_COMM_WORLD);
   CHECK(bo == (mt_size == 1));

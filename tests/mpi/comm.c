@@ -337,6 +337,36 @@ static void names(void) {
   CHECK_INT(y, 3);
 }
 
+/* MPI 3.1 6.4.3: MPI_Comm_free marks the communicator; operations pending
+   on it complete normally. Rank 1 frees a communicator with a receive
+   posted on it, and only then lets rank 0 send (MPICH's comm/cmfree2). */
+static void free_with_pending(void) {
+  SECTION("6.4.3 a freed communicator's pending receive completes");
+  if (mt_size < 2) return;
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  int v = -1;
+  if (mt_rank == 1) {
+    MPI_Request req;
+    MPI_Irecv(&v, 1, MPI_INT, 0, 4, c, &req);
+    CHECK_RC(MPI_Comm_free(&c));
+    CHECK(c == MPI_COMM_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Status st;
+    CHECK_RC(MPI_Wait(&req, &st));
+    CHECK_INT(v, 42);
+    CHECK_INT(st.MPI_SOURCE, 0);
+  } else if (mt_rank == 0) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    v = 42;
+    CHECK_RC(MPI_Ssend(&v, 1, MPI_INT, 1, 4, c));
+    MPI_Comm_free(&c);
+  } else {
+    MPI_Comm_free(&c);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
 int main(int argc, char** argv) {
   mt_init(&argc, &argv);
   const int count = argc > 1 ? atoi(argv[1]) : 3000;
@@ -345,6 +375,7 @@ int main(int argc, char** argv) {
   intercomms();
   attributes();
   names();
+  free_with_pending();
   many(count);
   return mt_finish("comm");
 }

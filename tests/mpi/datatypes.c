@@ -132,6 +132,16 @@ static void envelope(void) {
   int len;
   MPI_Type_get_name(MPI_DOUBLE, name, &len);
   CHECK(!strcmp(name, "MPI_DOUBLE"));
+  /* Synonymous layouts keep their own names (MPICH's datatype/typename). */
+  MPI_Type_get_name(MPI_C_COMPLEX, name, &len);
+  CHECK(!strcmp(name, "MPI_C_COMPLEX"));
+  MPI_Type_get_name(MPI_C_FLOAT_COMPLEX, name, &len);
+  CHECK(!strcmp(name, "MPI_C_FLOAT_COMPLEX"));
+  MPI_Type_get_name(MPI_CXX_LONG_DOUBLE_COMPLEX, name, &len);
+  CHECK(!strcmp(name, "MPI_CXX_LONG_DOUBLE_COMPLEX"));
+  MPI_Aint sz_a, sz_b;
+  MPI_Type_get_extent(MPI_CXX_DOUBLE_COMPLEX, &sz_b, &sz_a);
+  CHECK(sz_a == 2 * (MPI_Aint)sizeof(double));
   MPI_Type_set_name(v, "six doubles");
   MPI_Type_get_name(v, name, &len);
   CHECK(!strcmp(name, "six doubles") && len == 11);
