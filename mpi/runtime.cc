@@ -1,5 +1,6 @@
 #include "mpi/runtime.h"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -189,6 +190,12 @@ Status Runtime::boot() {
   no.job_timeout_ns = timeout_ns_;
   no.log_boot = level >= LogLevel::kInfo;
   no.log_verdict = false;
+  // An MPI rank polls its links only inside MPI calls: between them it
+  // computes, for as long as the program likes, and answers nothing. Its
+  // neighbours give it as long as a blocking call waits (a hung rank is
+  // found by the waits; a dead one by carrier loss and the launcher),
+  // unless TOROID_MPI_LINK_TIMEOUT says otherwise.
+  no.net.link.down_after_ns = std::max(no.net.link.down_after_ns, timeout_ns_);
   if (const char* v = std::getenv(kEnvLinkTimeout); v && *v) {
     no.net.link.down_after_ns = env_duration(kEnvLinkTimeout, no.net.link.down_after_ns);
     if (no.net.link.down_after_ns < 100 * kMs)
