@@ -152,6 +152,42 @@ bool cart_map_rank(MPI_Comm comm, const std::vector<int>& dims, int* newrank) {
   return true;
 }
 
+namespace {
+
+// d^k >= m, without overflow.
+bool power_reaches(long d, int k, long m) {
+  long p = 1;
+  for (int i = 0; i < k; ++i) {
+    if (p >= (m + d - 1) / d) return true;
+    p *= d;
+  }
+  return p >= m;
+}
+
+// The k factors of m, non-increasing, none above cap, with the smallest
+// largest factor, then the smallest second, and so on: dims "as close to
+// each other as possible" (72 in 2-D is 9 x 8, not 12 x 6). The first
+// success of a search from the smallest possible largest factor up.
+bool balanced_factors(long m, int k, long cap, std::vector<long>* out) {
+  if (k == 1) {
+    if (m > cap) return false;
+    out->push_back(m);
+    return true;
+  }
+  long d = 1;
+  while (!power_reaches(d, k, m)) ++d;
+  for (; d <= cap && d <= m; ++d) {
+    if (m % d) continue;
+    const size_t mark = out->size();
+    out->push_back(d);
+    if (balanced_factors(m / d, k - 1, d, out)) return true;
+    out->resize(mark);
+  }
+  return false;
+}
+
+}  // namespace
+
 int dims_create(int nnodes, int ndims, int* dims) {
   long fixed = 1;
   int free_slots = 0;
@@ -163,17 +199,8 @@ int dims_create(int nnodes, int ndims, int* dims) {
   if (fixed == 0 || nnodes % fixed) return MPI_ERR_DIMS;
   long m = nnodes / fixed;
   if (free_slots == 0) return m == 1 ? MPI_SUCCESS : MPI_ERR_DIMS;
-  // Prime factors, largest first, each to the slot with the smallest product.
-  std::vector<long> primes;
-  for (long p = 2; p * p <= m; ++p)
-    while (m % p == 0) {
-      primes.push_back(p);
-      m /= p;
-    }
-  if (m > 1) primes.push_back(m);
-  std::sort(primes.rbegin(), primes.rend());
-  std::vector<long> slot(static_cast<size_t>(free_slots), 1);
-  for (long p : primes) *std::min_element(slot.begin(), slot.end()) *= p;
+  std::vector<long> slot;
+  balanced_factors(m, free_slots, m, &slot);
   std::sort(slot.rbegin(), slot.rend());
   for (int i = 0, k = 0; i < ndims; ++i)
     if (dims[i] == 0) dims[i] = static_cast<int>(slot[static_cast<size_t>(k++)]);

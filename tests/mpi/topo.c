@@ -19,6 +19,16 @@ static void dims(void) {
   int g[2] = {0, 0};
   MPI_Dims_create(7, 2, g);
   CHECK(g[0] == 7 && g[1] == 1);
+  /* As close to each other as possible (MPICH's topo/dims5): 72 in 2-D
+     is 9 x 8, not the 12 x 6 of handing out prime factors greedily. */
+  int k[2] = {0, 0};
+  MPI_Dims_create(72, 2, k);
+  CHECK(k[0] == 9 && k[1] == 8);
+  MPI_Dims_create(180, 2, (k[0] = k[1] = 0, k));
+  CHECK(k[0] == 15 && k[1] == 12);
+  int m[3] = {0, 0, 0};
+  MPI_Dims_create(64 * 27, 3, m);
+  CHECK(m[0] == 12 && m[1] == 12 && m[2] == 12);
   int h[3] = {0, 0, 0};
   MPI_Dims_create(mt_size, 3, h);
   CHECK(h[0] * h[1] * h[2] == mt_size && h[0] >= h[1] && h[1] >= h[2]);
