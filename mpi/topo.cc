@@ -200,8 +200,7 @@ int dims_create(int nnodes, int ndims, int* dims) {
   long m = nnodes / fixed;
   if (free_slots == 0) return m == 1 ? MPI_SUCCESS : MPI_ERR_DIMS;
   std::vector<long> slot;
-  balanced_factors(m, free_slots, m, &slot);
-  std::sort(slot.rbegin(), slot.rend());
+  balanced_factors(m, free_slots, m, &slot);  // non-increasing already
   for (int i = 0, k = 0; i < ndims; ++i)
     if (dims[i] == 0) dims[i] = static_cast<int>(slot[static_cast<size_t>(k++)]);
   return MPI_SUCCESS;
