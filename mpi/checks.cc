@@ -15,8 +15,8 @@ int check_intra(MPI_Comm c) {
   if (int e = check_comm(c)) return e;
   if (c->inter)
     return raise(c, MPI_ERR_COMM,
-                 "%s is an intercommunicator: collective and topology operations need an intracommunicator "
-                 "(make one with MPI_Intercomm_merge)",
+                 "%s: this operation needs an intracommunicator, not an intercommunicator (make one with "
+                 "MPI_Intercomm_merge)",
                  comm_label(c).c_str());
   return 0;
 }

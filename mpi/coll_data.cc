@@ -8,6 +8,7 @@
 
 #include "mpi/coll_reduce.h"
 #include "mpi/datatype.h"
+#include "mpi/intercomm_coll.h"
 
 namespace toroid::mpi {
 
@@ -100,7 +101,14 @@ int setup_data(MPI_Comm c, DKind kind, const void* send, int scount, MPI_Datatyp
 
 int data(const char* name, DKind kind, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
          MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
+  if (comm->inter) {
+    static const InterData kinds[] = {InterData::kGather, InterData::kScatter, InterData::kAllgather, InterData::kAlltoall};
+    InterSide s, r;
+    s.buf = send, s.count = scount, s.type = stype;
+    r.buf = recv, r.count = rcount, r.type = rtype;
+    return inter_data(name, kinds[static_cast<int>(kind)], s, r, root, comm, request);
+  }
   if (request) {
     auto call = std::make_unique<CallOp>();
     call->name = name;
@@ -135,7 +143,14 @@ int run_exchange(const char* name, Exchange& x, CollKind kind, MPI_Comm comm, MP
 
 int gatherv(const char* name, const void* send, int scount, MPI_Datatype stype, void* recv, const int* rcounts,
             const int* displs, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
+  if (comm->inter) {
+    InterSide s, r;
+    s.buf = send, s.count = scount, s.type = stype;
+    r.buf = recv, r.type = rtype, r.counts = rcounts, r.displs = displs;
+    if (root == MPI_ROOT && (!rcounts || !displs)) return raise(comm, MPI_ERR_ARG, "recvcounts or displs is NULL");
+    return inter_data(name, InterData::kGather, s, r, root, comm, request);
+  }
   if (int e = check_root(comm, root)) return e;
   Exchange x(comm);
   const bool is_root = comm->rank == root;
@@ -158,7 +173,14 @@ int gatherv(const char* name, const void* send, int scount, MPI_Datatype stype, 
 
 int scatterv(const char* name, const void* send, const int* scounts, const int* displs, MPI_Datatype stype, void* recv,
              int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
+  if (comm->inter) {
+    InterSide s, r;
+    s.buf = send, s.type = stype, s.counts = scounts, s.displs = displs;
+    r.buf = recv, r.count = rcount, r.type = rtype;
+    if (root == MPI_ROOT && (!scounts || !displs)) return raise(comm, MPI_ERR_ARG, "sendcounts or displs is NULL");
+    return inter_data(name, InterData::kScatter, s, r, root, comm, request);
+  }
   if (int e = check_root(comm, root)) return e;
   Exchange x(comm);
   const bool is_root = comm->rank == root;
@@ -181,7 +203,14 @@ int scatterv(const char* name, const void* send, const int* scounts, const int* 
 
 int allgatherv(const char* name, const void* send, int scount, MPI_Datatype stype, void* recv, const int* rcounts,
                const int* displs, MPI_Datatype rtype, MPI_Comm comm, MPI_Request* request) {
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
+  if (comm->inter) {
+    InterSide s, r;
+    s.buf = send, s.count = scount, s.type = stype;
+    r.buf = recv, r.type = rtype, r.counts = rcounts, r.displs = displs;
+    if (!rcounts || !displs) return raise(comm, MPI_ERR_ARG, "recvcounts or displs is NULL");
+    return inter_data(name, InterData::kAllgather, s, r, 0, comm, request);
+  }
   if (int e = check_counts(comm, rcounts, "recvcounts")) return e;
   if (!displs) return raise(comm, MPI_ERR_ARG, "displs is NULL");
   if (int e = check_type(comm, rtype)) return e;
@@ -214,7 +243,17 @@ int allgatherv(const char* name, const void* send, int scount, MPI_Datatype styp
 int alltoallw(const char* name, const void* send, const int* scounts, const int* sdispls, const MPI_Datatype* stypes,
               void* recv, const int* rcounts, const int* rdispls, const MPI_Datatype* rtypes, bool bytes,
               MPI_Comm comm, MPI_Request* request) {
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
+  if (comm->inter) {
+    if (!scounts || !sdispls || !rcounts || !rdispls || !stypes || !rtypes)
+      return raise(comm, MPI_ERR_ARG, "a count, displacement or type array is NULL");
+    InterSide s, r;
+    s.buf = send, s.counts = scounts, s.displs = sdispls, s.bytes = bytes;
+    r.buf = recv, r.counts = rcounts, r.displs = rdispls, r.bytes = bytes;
+    if (bytes) s.types = stypes, r.types = rtypes;
+    else s.type = stypes[0], r.type = rtypes[0];
+    return inter_data(name, InterData::kAlltoall, s, r, 0, comm, request);
+  }
   if (int e = check_counts(comm, rcounts, "recvcounts")) return e;
   if (!rdispls) return raise(comm, MPI_ERR_ARG, "rdispls is NULL");
   const bool in_place = send == MPI_IN_PLACE;

@@ -60,7 +60,8 @@ bool take_report(MPI_Comm c) {
 // Our operation failed: tell every other member (unless a report from one
 // of them failed it here).
 void send_report(MPI_Comm c, const Status& st) {
-  if (!c->coll || c->size <= 1 || c->coll->tag() == c->reported_tag) return;
+  // Intercommunicators send none: their library ranks are not their MPI ranks.
+  if (!c->coll || c->inter || c->size <= 1 || c->coll->tag() == c->reported_tag) return;
   for (uint64_t h : c->report_sends) rt().msgr().cancel(h);  // an older report still leaving
   c->report_sends.clear();
   const uint32_t tag = c->coll->tag();
@@ -131,7 +132,7 @@ void engine_stop() {
 }
 
 void reports_arm(MPI_Comm c) {
-  if (!c->coll || c->size <= 1 || c->report_posted) return;
+  if (!c->coll || c->inter || c->size <= 1 || c->report_posted) return;
   post_report_rr(c);
 }
 

@@ -10,6 +10,7 @@
 
 #include "mpi/coll_reduce.h"
 #include "mpi/datatype.h"
+#include "mpi/intercomm_coll.h"
 
 namespace toroid::mpi {
 
@@ -201,6 +202,14 @@ int setup_reduction(MPI_Comm c, RKind kind, const void* send, void* recv, int co
 
 int reduction(const char* name, RKind kind, const void* send, void* recv, int count, const int* counts,
               MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
+  if (int e = check_comm(comm)) return e;
+  if (comm->inter && kind != RKind::kScan && kind != RKind::kExscan) {
+    const InterReduce k = kind == RKind::kReduce      ? InterReduce::kReduce
+                          : kind == RKind::kAllreduce ? InterReduce::kAllreduce
+                          : kind == RKind::kReduceScatter ? InterReduce::kReduceScatter
+                                                          : InterReduce::kReduceScatterBlock;
+    return inter_reduce(name, k, send, recv, count, counts, t, op, root, comm, request);
+  }
   if (int e = check_intra(comm)) return e;
   if (kind == RKind::kReduce)
     if (int e = check_root(comm, root)) return e;
@@ -242,7 +251,8 @@ int setup_bcast(MPI_Comm c, void* buf, int count, MPI_Datatype t, int root, Call
 }
 
 int bcast(void* buf, int count, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request* request, const char* name) {
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
+  if (comm->inter) return inter_bcast(name, buf, count, t, root, comm, request);
   if (request) {
     auto call = std::make_unique<CallOp>();
     call->name = name;
@@ -256,7 +266,9 @@ int bcast(void* buf, int count, MPI_Datatype t, int root, MPI_Comm comm, MPI_Req
 }
 
 int barrier(MPI_Comm comm, MPI_Request* request, const char* name) {
-  if (int e = check_intra(comm)) return e;
+  // On an intercommunicator too: a barrier over both groups is one that no
+  // member leaves before every member of the other group entered it.
+  if (int e = check_comm(comm)) return e;
   auto setup = [](CallOp& call) {
     call.lib.args.kind = CollKind::kBarrier;
     call.chosen = &call.lib;
@@ -351,7 +363,7 @@ TOROID_MPI_API(int, Ireduce_scatter_block, (const void* sendbuf, void* recvbuf, 
 TOROID_MPI_API(int, Reduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm)) {
   MPI_ENTER("MPI_Reduce_scatter");
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
   if (!recvcounts) return raise(comm, MPI_ERR_ARG, "recvcounts is NULL");
   return reduction("MPI_Reduce_scatter", RKind::kReduceScatter, sendbuf, recvbuf, recvcounts[comm->rank], recvcounts,
                    datatype, op, 0, comm, nullptr);
@@ -360,7 +372,7 @@ TOROID_MPI_API(int, Reduce_scatter, (const void* sendbuf, void* recvbuf, const i
 TOROID_MPI_API(int, Ireduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
                                       MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
   MPI_ENTER("MPI_Ireduce_scatter");
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
   if (int e = need_request(comm, request)) return e;
   if (!recvcounts) return raise(comm, MPI_ERR_ARG, "recvcounts is NULL");
   return reduction("MPI_Ireduce_scatter", RKind::kReduceScatter, sendbuf, recvbuf, recvcounts[comm->rank], recvcounts,

@@ -37,7 +37,6 @@ void comm_destroy(MPI_Comm c) {
   comm_unregister(c);
   reports_disarm(c);
   c->magic = 0;
-  if (c->inter && c->inter_id) rt().world().contexts().release(c->inter_id);
   c->owned.reset();  // a library communicator gives its context back itself
   c->coll = nullptr;
   group_release(c->group);
@@ -123,13 +122,27 @@ MPI_Comm comm_new_intra(MPI_Comm parent, const std::vector<uint32_t>& members, u
 
 MPI_Comm comm_new_inter(MPI_Comm parent, const std::vector<uint32_t>& local, const std::vector<uint32_t>& remote,
                         uint16_t ctx) {
+  // Its collectives run on a library communicator over both groups (the
+  // group holding the lowest partition rank first), which owns `ctx`: the
+  // same order on every member of either group.
+  const bool local_first = *std::min_element(local.begin(), local.end()) < *std::min_element(remote.begin(), remote.end());
+  std::vector<uint32_t> both = local_first ? local : remote;
+  both.insert(both.end(), (local_first ? remote : local).begin(), (local_first ? remote : local).end());
+  auto lib = rt().world().create(both, ctx);
+  if (!lib) {
+    rt().world().contexts().release(ctx);
+    return MPI_COMM_NULL;
+  }
   auto* c = new toroid_mpi_comm();
   c->magic = kMagicComm;
   c->inter = true;
-  c->inter_id = ctx;
+  c->owned = std::move(lib.value());
+  c->coll = c->owned.get();
+  c->local_base = local_first ? 0 : static_cast<uint32_t>(remote.size());
+  c->remote_base = local_first ? static_cast<uint32_t>(local.size()) : 0;
   c->group = group_new(local);
   c->remote = group_new(remote);
-  c->p2p_ctx = static_cast<uint16_t>(ctx | Comm::kP2pContextBit);
+  c->p2p_ctx = c->coll->p2p_context();
   c->rank = c->group->rank;
   c->size = c->group->size();
   c->errh = parent && parent->errh ? parent->errh : MPI_ERRORS_ARE_FATAL;
@@ -227,7 +240,8 @@ namespace {
 // MPI_Comm_dup's work once the context is agreed: the same ranks, its
 // attributes copied by their callbacks, its topology.
 int finish_dup(MPI_Comm comm, uint16_t ctx, MPI_Comm* newcomm) {
-  MPI_Comm c = comm_new_intra(comm, comm->group->world, ctx);
+  MPI_Comm c = comm->inter ? comm_new_inter(comm, comm->group->world, comm->remote->world, ctx)
+                           : comm_new_intra(comm, comm->group->world, ctx);
   if (!c) return raise(comm, MPI_ERR_INTERN, "could not make the duplicate");
   if (comm->topo) c->topo = topo_clone(comm->topo.get());
   c->hints = comm->hints;
@@ -248,15 +262,12 @@ struct IdupOp : AgreeOp {
   }
 };
 
-int inter_dup(MPI_Comm comm, MPI_Comm* newcomm);
-
 }  // namespace
 
 TOROID_MPI_API(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm)) {
   MPI_ENTER("MPI_Comm_dup");
   if (int e = check_comm(comm)) return e;
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "newcomm is NULL");
-  if (comm->inter) return inter_dup(comm, newcomm);
   uint16_t ctx = 0;
   if (Status st = agree_over(comm, &ctx); !st) return raise_status(comm, st);
   return finish_dup(comm, ctx, newcomm);
@@ -273,7 +284,7 @@ TOROID_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm*
 
 TOROID_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)) {
   MPI_ENTER("MPI_Comm_idup");
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
   if (!newcomm || !request) return raise(comm, MPI_ERR_ARG, "newcomm or request is NULL");
   auto* op = new IdupOp();
   op->name = "MPI_Comm_idup";
@@ -285,10 +296,11 @@ TOROID_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* r
 
 TOROID_MPI_API(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm)) {
   MPI_ENTER("MPI_Comm_split");
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "newcomm is NULL");
   if (color < 0 && color != MPI_UNDEFINED)
     return raise(comm, MPI_ERR_ARG, "color %d is negative (and not MPI_UNDEFINED)", color);
+  if (comm->inter) return inter_split(comm, color, key, newcomm);
   // Every rank's (color, key), then one context for all the parts (they are disjoint).
   const int n = comm->size;
   int32_t mine[2] = {color, key};
@@ -331,13 +343,14 @@ TOROID_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MP
 
 TOROID_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)) {
   MPI_ENTER("MPI_Comm_create");
-  if (int e = check_intra(comm)) return e;
+  if (int e = check_comm(comm)) return e;
   if (int e = check_group(group)) return e;
   if (!newcomm) return raise(comm, MPI_ERR_ARG, "newcomm is NULL");
   for (uint32_t w : group->world)
     if (comm->group->rank_of(w) == MPI_UNDEFINED)
-      return raise(comm, MPI_ERR_GROUP, "the group holds a process (partition rank %u) that is not in %s", w,
-                   comm_label(comm).c_str());
+      return raise(comm, MPI_ERR_GROUP, "the group holds a process (partition rank %u) that is not in %s%s", w,
+                   comm->inter ? "the local group of " : "", comm_label(comm).c_str());
+  if (comm->inter) return inter_create(comm, group, newcomm);
   uint16_t ctx = 0;
   if (Status st = agree_over(comm, &ctx); !st) return raise_status(comm, st);
   if (group->rank == MPI_UNDEFINED) {
@@ -422,20 +435,3 @@ TOROID_MPI_API(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used)) {
   return MPI_SUCCESS;
 }
 
-namespace {
-int inter_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  std::vector<uint32_t> all = comm->group->world;
-  all.insert(all.end(), comm->remote->world.begin(), comm->remote->world.end());
-  std::sort(all.begin(), all.end());
-  uint16_t ctx = 0;
-  const uint32_t tag = kInternalTagBase | (comm->internal_tag++ & 0x3fffffffu);
-  if (Status st = agree_by_messages(all, comm->p2p_ctx, tag, &ctx); !st) return raise_status(comm, st);
-  MPI_Comm c = comm_new_inter(comm, comm->group->world, comm->remote->world, ctx);
-  if (int e = attrs_copy_comm(comm, c)) {
-    comm_destroy(c);
-    return e;
-  }
-  *newcomm = c;
-  return MPI_SUCCESS;
-}
-}  // namespace

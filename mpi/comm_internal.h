@@ -26,9 +26,18 @@ Status agree_by_messages(const std::vector<uint32_t>& members, uint16_t ctx, uin
 // A new intracommunicator of `members` (partition ranks, in rank order)
 // that owns context `ctx`; errhandler, reproducibility inherited from parent.
 MPI_Comm comm_new_intra(MPI_Comm parent, const std::vector<uint32_t>& members, uint16_t ctx);
-// A new intercommunicator over local and remote groups that owns id `ctx`.
+// A new intercommunicator over local and remote groups that owns id `ctx`
+// (its point-to-point context and its collectives' library communicator
+// over both groups); MPI_COMM_NULL if that cannot be made.
 MPI_Comm comm_new_inter(MPI_Comm parent, const std::vector<uint32_t>& local, const std::vector<uint32_t>& remote,
                         uint16_t ctx);
+// MPI_Comm_split and MPI_Comm_create of an intercommunicator (intercomm.cc):
+// the arguments are checked.
+int inter_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
+int inter_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+// The partition rank of rank u of an intercommunicator's library
+// communicator (both groups).
+uint32_t inter_member(MPI_Comm c, uint32_t u);
 // Releases everything a communicator holds and invalidates it.
 void comm_destroy(MPI_Comm c);
 

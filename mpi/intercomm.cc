@@ -1,11 +1,13 @@
 // Intercommunicators (MPI 3.1 section 6.6) and the message-based context
 // agreement for sets that have no communicator of their own yet. An
-// intercommunicator's point-to-point context is agreed by both groups
-// together, so a message from the remote group never meets another
-// communicator's receives; collectives on an intercommunicator are refused
-// (MPI_ERR_COMM, "make an intracommunicator with MPI_Intercomm_merge").
+// intercommunicator's context is agreed by both groups together, so a
+// message from the remote group never meets another communicator's
+// receives; the same context names a library communicator over both groups
+// that carries its collectives (intercomm_coll.cc) and the exchanges of
+// MPI_Comm_split, _create and _dup on it.
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "mpi/comm_internal.h"
 
@@ -95,6 +97,82 @@ Status agree_by_messages(const std::vector<uint32_t>& members, uint16_t ctx, uin
   }
 }
 
+uint32_t inter_member(MPI_Comm c, uint32_t u) {
+  if (u >= c->local_base && u < c->local_base + static_cast<uint32_t>(c->size)) return c->group->world[u - c->local_base];
+  return c->remote->world[u - c->remote_base];
+}
+
+namespace {
+
+// Every member's pair of values, indexed by library rank (both groups).
+Status exchange_pairs(MPI_Comm c, int32_t a, int32_t b, std::vector<int32_t>* all) {
+  int32_t mine[2] = {a, b};
+  all->assign(2 * static_cast<size_t>(c->coll->size()), 0);
+  LibraryOp op;
+  op.name = g_call;
+  op.args.kind = CollKind::kAllgather;
+  op.args.dtype = DType::kInt32;
+  op.args.send = mine;
+  op.args.recv = all->data();
+  op.args.count = 2;
+  return run_blocking(c, op);
+}
+
+// The members of group g (local or remote, at library ranks base..) whose
+// first value is `value`, ordered by their second value, then by rank.
+std::vector<uint32_t> members_with(MPI_Group g, uint32_t base, const std::vector<int32_t>& all,
+                                   int32_t value) {
+  std::vector<std::tuple<int32_t, int, uint32_t>> part;
+  for (int r = 0; r < g->size(); ++r) {
+    const size_t u = base + static_cast<size_t>(r);
+    if (all[2 * u] == value) part.emplace_back(all[2 * u + 1], r, g->world[static_cast<size_t>(r)]);
+  }
+  std::sort(part.begin(), part.end());
+  std::vector<uint32_t> out;
+  for (const auto& p : part) out.push_back(std::get<2>(p));
+  return out;
+}
+
+// The context for the new intercommunicators, agreed over all of comm;
+// MPI_COMM_NULL where this process has no part in one (MPI 3.1 6.4.2:
+// also where its color is on one side only).
+int finish_inter(MPI_Comm comm, const std::vector<uint32_t>& local, const std::vector<uint32_t>& remote,
+                 bool member, MPI_Comm* newcomm) {
+  uint16_t ctx = 0;
+  if (Status st = agree_over(comm, &ctx); !st) return raise_status(comm, st);
+  if (!member || local.empty() || remote.empty()) {
+    rt().world().contexts().release(ctx);
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  *newcomm = comm_new_inter(comm, local, remote, ctx);
+  return *newcomm ? MPI_SUCCESS : raise(comm, MPI_ERR_INTERN, "could not make the intercommunicator");
+}
+
+}  // namespace
+
+int inter_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  std::vector<int32_t> all;
+  if (Status st = exchange_pairs(comm, color, key, &all); !st) return raise_status(comm, st);
+  const bool member = color != MPI_UNDEFINED;
+  std::vector<uint32_t> local, remote;
+  if (member) {
+    local = members_with(comm->group, comm->local_base, all, color);
+    remote = members_with(comm->remote, comm->remote_base, all, color);
+  }
+  return finish_inter(comm, local, remote, member, newcomm);
+}
+
+int inter_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  // Each side names its own part; the other side learns it (in the
+  // group's rank order) from every member's rank in its side's group.
+  std::vector<int32_t> all;
+  const int32_t grank = group->rank == MPI_UNDEFINED ? -1 : group->rank;
+  if (Status st = exchange_pairs(comm, grank >= 0 ? 1 : 0, grank, &all); !st) return raise_status(comm, st);
+  const std::vector<uint32_t> remote = members_with(comm->remote, comm->remote_base, all, 1);
+  return finish_inter(comm, group->world, remote, grank >= 0, newcomm);
+}
+
 }  // namespace toroid::mpi
 
 using namespace toroid;
@@ -178,7 +256,7 @@ TOROID_MPI_API(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MP
   if (Status st = agree_by_messages(all, rt().world().p2p_context(), atag, &ctx); !st)
     return raise_status(local_comm, st);
   *newintercomm = comm_new_inter(local_comm, local_comm->group->world, remote, ctx);
-  return MPI_SUCCESS;
+  return *newintercomm ? MPI_SUCCESS : raise(local_comm, MPI_ERR_INTERN, "could not make the intercommunicator");
 }
 
 TOROID_MPI_API(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm)) {

@@ -150,8 +150,9 @@ struct toroid_mpi_comm {
   MPI_Group group = nullptr;                 // the local group
   MPI_Group remote = nullptr;                // intercommunicator: the remote group
   uint16_t p2p_ctx = 0;                      // context of its point-to-point messages
-  uint16_t inter_id = 0;                     // intercommunicator: its agreed id (released on free)
-  MPI_Comm local_comm = nullptr;             // intercommunicator: an intra one over the local group
+  // Intercommunicator: `coll` spans both groups; local rank i is its rank
+  // local_base + i, remote rank j its rank remote_base + j.
+  uint32_t local_base = 0, remote_base = 0;
   int rank = 0, size = 0;
   std::string name;
   MPI_Errhandler errh = nullptr;
