@@ -96,7 +96,6 @@ void empty_status(MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE) return;
   st->MPI_SOURCE = MPI_ANY_SOURCE;
   st->MPI_TAG = MPI_ANY_TAG;
-  st->MPI_ERROR = MPI_SUCCESS;
   st->toroid_cancelled = 0;
   st->toroid_bytes = 0;
 }

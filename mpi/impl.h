@@ -86,8 +86,14 @@ constexpr uint32_t kInternalTagBase = 0x80000000u;
 void empty_status(MPI_Status* st);
 // A receive from MPI_PROC_NULL (3.11): source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0.
 void proc_null_status(MPI_Status* st);
+// Copies a status out, all but its error field: MPI 3.1 3.2.5 lets only the
+// calls that return several statuses write that field, and only when they
+// return MPI_ERR_IN_STATUS (mark_in_status).
 inline void set_status(MPI_Status* dst, const MPI_Status& src) {
-  if (dst != MPI_STATUS_IGNORE) *dst = src;
+  if (dst == MPI_STATUS_IGNORE) return;
+  const int keep = dst->MPI_ERROR;
+  *dst = src;
+  dst->MPI_ERROR = keep;
 }
 
 // Live communicators, freed in MPI_Finalize before the node goes (comm.cc).

@@ -369,7 +369,6 @@ void probe_status(MPI_Comm comm, const MsgEnvelope& env, MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE) return;
   status->MPI_SOURCE = (comm->inter ? comm->remote : comm->group)->rank_of(env.source);
   status->MPI_TAG = static_cast<int>(env.tag);
-  status->MPI_ERROR = MPI_SUCCESS;
   status->toroid_cancelled = 0;
   status->toroid_bytes = static_cast<MPI_Count>(env.length);
 }

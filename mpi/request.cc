@@ -157,6 +157,12 @@ int check_request_array(int count, MPI_Request reqs[]) {
   return 0;
 }
 
+// MPI_ERR_IN_STATUS: every status of the call gets its request's error
+// (MPI_SUCCESS for those that completed).
+void mark_in_status(MPI_Status* statuses, const std::vector<int>& errs) {
+  for (size_t i = 0; i < errs.size(); ++i) statuses[i].MPI_ERROR = errs[i];
+}
+
 MPI_Status* status_at(MPI_Status* statuses, int i) { return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]; }
 
 }  // namespace
@@ -236,6 +242,7 @@ TOROID_MPI_API(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_St
   }
   int failed = 0;
   MPI_Comm where = MPI_COMM_WORLD;
+  std::vector<int> errs;  // made on the first failure only
   for (int i = 0; i < count; ++i) {
     MPI_Status* s = status_at(array_of_statuses, i);
     if (inactive(array_of_requests[i])) {
@@ -246,12 +253,16 @@ TOROID_MPI_API(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_St
     MPI_Status tmp;
     const int e = request_finish(&array_of_requests[i], s == MPI_STATUS_IGNORE ? &tmp : s);
     if (e) {
+      if (errs.empty()) errs.assign(static_cast<size_t>(count), MPI_SUCCESS);
+      errs[static_cast<size_t>(i)] = e;
       ++failed;
       where = c;
     }
   }
-  if (failed && array_of_statuses != MPI_STATUSES_IGNORE) return raise(where, MPI_ERR_IN_STATUS, "%d of %d requests failed", failed, count);
-  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+  if (!failed) return MPI_SUCCESS;
+  if (array_of_statuses == MPI_STATUSES_IGNORE) return MPI_ERR_IN_STATUS;
+  mark_in_status(array_of_statuses, errs);
+  return raise(where, MPI_ERR_IN_STATUS, "%d of %d requests failed", failed, count);
 }
 
 TOROID_MPI_API(int, Testall, (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[])) {
@@ -328,20 +339,26 @@ namespace {
 int finish_some(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
   int n = 0, failed = 0;
   MPI_Comm where = MPI_COMM_WORLD;
+  std::vector<int> errs;  // made on the first failure only
   for (int i = 0; i < incount; ++i) {
     if (inactive(reqs[i]) || !request_ready(reqs[i])) continue;
     MPI_Comm c = reqs[i]->comm;
     MPI_Status tmp;
     MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? &tmp : &statuses[n];
-    if (request_finish(&reqs[i], s)) {
+    if (const int e = request_finish(&reqs[i], s)) {
+      if (errs.empty()) errs.assign(static_cast<size_t>(incount), MPI_SUCCESS);
+      errs[static_cast<size_t>(n)] = e;
       ++failed;
       where = c;
     }
     indices[n++] = i;
   }
   *outcount = n;
-  if (failed && statuses != MPI_STATUSES_IGNORE) return raise(where, MPI_ERR_IN_STATUS, "%d of %d requests failed", failed, n);
-  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+  if (!failed) return MPI_SUCCESS;
+  if (statuses == MPI_STATUSES_IGNORE) return MPI_ERR_IN_STATUS;
+  errs.resize(static_cast<size_t>(n));
+  mark_in_status(statuses, errs);
+  return raise(where, MPI_ERR_IN_STATUS, "%d of %d requests failed", failed, n);
 }
 
 }  // namespace

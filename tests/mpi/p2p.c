@@ -371,6 +371,38 @@ static void truncation(void) {
   MPI_Comm_free(&c);
 }
 
+/* 3.2.5: the error field of a status is written only by the calls that
+   return several statuses, and only when they return MPI_ERR_IN_STATUS. */
+static void error_field(void) {
+  SECTION("3.2.5 the status error field");
+  const int right = (mt_rank + 1) % mt_size, left = (mt_rank + mt_size - 1) % mt_size;
+  int out = mt_rank, in = -1;
+  MPI_Status st;
+  MPI_Message m;
+  MPI_Request rq[2];
+  MPI_Status sts[2];
+  st.MPI_ERROR = MPI_ERR_DIMS;
+  MPI_Sendrecv(&out, 1, MPI_INT, right, 40, &in, 1, MPI_INT, left, 40, MPI_COMM_WORLD, &st);
+  CHECK_INT(st.MPI_ERROR, MPI_ERR_DIMS);
+  MPI_Send(&out, 1, MPI_INT, right, 41, MPI_COMM_WORLD);
+  MPI_Probe(left, 41, MPI_COMM_WORLD, &st);
+  CHECK_INT(st.MPI_ERROR, MPI_ERR_DIMS);
+  MPI_Mprobe(left, 41, MPI_COMM_WORLD, &m, &st);
+  CHECK_INT(st.MPI_ERROR, MPI_ERR_DIMS);
+  MPI_Mrecv(&in, 1, MPI_INT, &m, &st);
+  CHECK_INT(st.MPI_ERROR, MPI_ERR_DIMS);
+  CHECK_INT(in, left);
+  MPI_Irecv(&in, 1, MPI_INT, left, 42, MPI_COMM_WORLD, &rq[0]);
+  MPI_Isend(&out, 1, MPI_INT, right, 42, MPI_COMM_WORLD, &rq[1]);
+  MPI_Wait(&rq[1], &st);
+  CHECK_INT(st.MPI_ERROR, MPI_ERR_DIMS);
+  sts[0].MPI_ERROR = sts[1].MPI_ERROR = MPI_ERR_DIMS;
+  rq[1] = MPI_REQUEST_NULL;
+  MPI_Waitall(2, rq, sts);
+  CHECK_INT(sts[0].MPI_ERROR, MPI_ERR_DIMS);
+  CHECK_INT(sts[1].MPI_ERROR, MPI_ERR_DIMS);
+}
+
 int main(int argc, char** argv) {
   mt_init(&argc, &argv);
   if (mt_size < 2) {
@@ -388,5 +420,6 @@ int main(int argc, char** argv) {
   sendrecv();
   large();
   truncation();
+  error_field();
   return mt_finish("p2p");
 }
