@@ -122,7 +122,7 @@ def main():
     t0 = time.time()
     print("mpi suite on %s over %s" % (a.dims, a.driver), flush=True)
     # The conformance programs, one per chapter group.
-    for prog in ("p2p", "datatypes", "coll_reduce", "coll_data", "comm", "topo", "env", "unsupported"):
+    for prog in ("p2p", "datatypes", "coll_reduce", "coll_data", "comm", "intercomm", "topo", "env", "unsupported"):
         r.conformance(prog)
     r.conformance("repro", "--env", "TOROID_REPRO=exact")
     for prog in ("portable", "portable_cxx"):
