@@ -34,21 +34,23 @@ int lib_remote(MPI_Comm c, int r) { return static_cast<int>(c->remote_base) + r;
 
 const uint8_t* at(const void* buf, MPI_Aint bytes) { return static_cast<const uint8_t*>(buf) + bytes; }
 
-// Memory laid out as `count` elements of t: `buf` is what a (buf, count, t)
-// triple names.
+// One allocation holding `copies` buffers of `count` elements of t laid
+// out as t says: buf(i) is what the i-th (buf, count, t) triple names.
 struct Scratch {
   std::vector<uint8_t> mem;
-  void* buf = nullptr;
-  void make(MPI_Count count, MPI_Datatype t) {
-    MPI_Aint lo = 0, hi = 0;
+  MPI_Aint lo = 0, span = 1;
+  void make(MPI_Count count, MPI_Datatype t, int copies = 1) {
+    MPI_Aint hi = 0;
+    lo = 0;
     if (count > 0) {
       const MPI_Aint last = (count - 1) * t->extent();
       lo = std::min(t->true_lb, last + t->true_lb);
       hi = std::max(t->true_ub, last + t->true_ub);
     }
-    mem.assign(static_cast<size_t>(hi - lo) + 1, 0);
-    buf = mem.data() - lo;
+    span = hi - lo + 1;
+    mem.assign(static_cast<size_t>(span) * static_cast<size_t>(copies), 0);
   }
+  void* buf(int i = 0) { return mem.data() + static_cast<MPI_Aint>(i) * span - lo; }
 };
 
 // Copies count elements of t from one buffer to another of the same layout.
@@ -223,7 +225,7 @@ namespace {
 
 struct ReduceState {
   Reduction red;
-  std::vector<Scratch> inputs;  // the combiner: one per remote member
+  Scratch inputs;               // the combiner: one per remote member
   Scratch whole;                // the combiner of the scatter forms: the whole result
 };
 
@@ -279,11 +281,8 @@ int inter_reduce(const char* name, InterReduce kind, const void* send, void* rec
       // Every input to the other group's combiner.
       if (contributes) x.send(lib_remote(k, to), send, total, t);
       if (combiner) {
-        state->inputs.resize(static_cast<size_t>(nr));
-        for (int r = 0; r < nr; ++r) {
-          state->inputs[static_cast<size_t>(r)].make(total, t);
-          x.recv(lib_remote(k, r), state->inputs[static_cast<size_t>(r)].buf, total, t);
-        }
+        state->inputs.make(total, t, nr);
+        for (int r = 0; r < nr; ++r) x.recv(lib_remote(k, r), state->inputs.buf(r), total, t);
       }
       return;
     }
@@ -295,7 +294,7 @@ int inter_reduce(const char* name, InterReduce kind, const void* send, void* rec
           x.send(lib_local(k, r), recv, count, t);
           continue;
         }
-        x.send(lib_local(k, r), at(state->whole.buf, off * t->extent()), blocks[static_cast<size_t>(r)], t);
+        x.send(lib_local(k, r), at(state->whole.buf(), off * t->extent()), blocks[static_cast<size_t>(r)], t);
         off += blocks[static_cast<size_t>(r)];
       }
     } else {
@@ -309,12 +308,12 @@ int inter_reduce(const char* name, InterReduce kind, const void* send, void* rec
     void* into = recv;
     if (scatter) {
       state->whole.make(total, t);
-      into = state->whole.buf;
+      into = state->whole.buf();
     }
-    copy_elems(state->inputs[static_cast<size_t>(nr - 1)].buf, into, total, t);
-    for (int r = nr - 2; r >= 0; --r) reduce_local(state->red, state->inputs[static_cast<size_t>(r)].buf, into, total);
-    state->inputs.clear();
-    if (scatter) copy_elems(state->whole.buf, recv, blocks[0], t);
+    copy_elems(state->inputs.buf(nr - 1), into, total, t);
+    for (int r = nr - 2; r >= 0; --r) reduce_local(state->red, state->inputs.buf(r), into, total);
+    state->inputs.mem = {};
+    if (scatter) copy_elems(state->whole.buf(), recv, blocks[0], t);
   };
   return run(c, std::move(iop), request);
 }
