@@ -394,6 +394,17 @@ static void op_errors(void) {
   /* The communicator still works after refused calls. */
   CHECK_RC(MPI_Allreduce(&i, &j, 1, MPI_INT, MPI_SUM, c));
   CHECK_INT(j, mt_size);
+#ifdef TOROID_MPI
+  /* MPI_CHAR is reduced as the C char it is (as MPICH and Open MPI do:
+     benchmark suites sum MPI_CHAR by default), an extension of 5.9.2. */
+  char ch[3] = {1, 2, (char)(mt_rank % 2)}, cs[3] = {0, 0, 0};
+  CHECK_RC(MPI_Allreduce(ch, cs, 3, MPI_CHAR, MPI_SUM, c));
+  CHECK_INT(cs[0], (char)mt_size);
+  CHECK_INT(cs[1], (char)(2 * mt_size));
+  CHECK_INT(cs[2], mt_size / 2);
+  CHECK_RC(MPI_Allreduce(ch, cs, 3, MPI_CHAR, MPI_MAX, c));
+  CHECK_INT(cs[2], mt_size > 1 ? 1 : 0);
+#endif
   MPI_Comm_free(&c);
 }
 
