@@ -1,6 +1,8 @@
 // Argument checks shared by every call: each returns 0, or raises MPI's
 // error class (through the communicator's handler) with a message naming
 // the argument, and returns it.
+#include <algorithm>
+
 #include "mpi/impl.h"
 
 namespace toroid::mpi {
@@ -66,6 +68,41 @@ int check_send_tag(MPI_Comm c, int tag) {
 int check_recv_tag(MPI_Comm c, int tag) {
   if (tag == MPI_ANY_TAG) return 0;
   return check_send_tag(c, tag);
+}
+
+ByteSpan span_of(const void* buf, MPI_Count count, MPI_Datatype t) {
+  ByteSpan s;
+  if (buf == MPI_IN_PLACE || buf == nullptr || count <= 0 || t == nullptr || t->size == 0) return s;
+  const char* b = static_cast<const char*>(buf);
+  const MPI_Aint last = (count - 1) * t->extent();
+  s.lo = b + std::min(t->true_lb, last + t->true_lb);
+  s.hi = b + std::max(t->true_ub, last + t->true_ub);
+  return s;
+}
+
+ByteSpan span_of_blocks(const void* buf, int n, const int* counts, const int* displs, MPI_Datatype t,
+                        const MPI_Datatype* types, bool bytes) {
+  ByteSpan all;
+  if (buf == MPI_IN_PLACE || buf == nullptr || !counts || !displs) return all;
+  for (int r = 0; r < n; ++r) {
+    MPI_Datatype bt = types ? types[r] : t;
+    if (!bt || counts[r] <= 0) continue;
+    const MPI_Aint off = bytes ? displs[r] : displs[r] * bt->extent();
+    const ByteSpan s = span_of(static_cast<const char*>(buf) + off, counts[r], bt);
+    if (s.lo == s.hi) continue;
+    if (all.lo == all.hi) all = s;
+    all.lo = std::min(all.lo, s.lo);
+    all.hi = std::max(all.hi, s.hi);
+  }
+  return all;
+}
+
+int check_no_alias(MPI_Comm c, ByteSpan send, ByteSpan recv) {
+  if (send.lo == send.hi || recv.lo == recv.hi) return 0;
+  if (send.lo < recv.hi && recv.lo < send.hi)
+    return raise(c, MPI_ERR_BUFFER,
+                 "the send and receive buffers overlap (MPI_IN_PLACE is the way to work in place)");
+  return 0;
 }
 
 int check_root(MPI_Comm c, int root) {

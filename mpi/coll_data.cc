@@ -48,6 +48,11 @@ int setup_data(MPI_Comm c, DKind kind, const void* send, int scount, MPI_Datatyp
   else block = send_in_place || !uses_send ? static_cast<uint64_t>(rcount * rtype->size)
                                            : static_cast<uint64_t>(scount * stype->size);
   if (uses_send && uses_recv && !send_in_place && !recv_in_place) {
+    const bool send_all = kind == DKind::kScatter || kind == DKind::kAlltoall;
+    const bool recv_all = kind != DKind::kScatter;
+    if (int e = check_no_alias(c, span_of(send, MPI_Count{scount} * (send_all ? c->size : 1), stype),
+                               span_of(recv, MPI_Count{rcount} * (recv_all ? c->size : 1), rtype)))
+      return e;
     const uint64_t sb = static_cast<uint64_t>(scount * stype->size), rb = static_cast<uint64_t>(rcount * rtype->size);
     if (sb != rb)
       return raise(c, MPI_ERR_TRUNCATE, "this rank sends %llu bytes per block but receives %llu",
@@ -163,6 +168,9 @@ int gatherv(const char* name, const void* send, int scount, MPI_Datatype stype, 
     if (int e = check_counts(comm, rcounts, "recvcounts")) return e;
     if (!displs) return raise(comm, MPI_ERR_ARG, "displs is NULL");
     if (int e = check_type(comm, rtype)) return e;
+    if (send != MPI_IN_PLACE)
+      if (int e = check_no_alias(comm, span_of(send, scount, stype), span_of_blocks(recv, comm->size, rcounts, displs, rtype)))
+        return e;
     for (int r = 0; r < comm->size; ++r) {
       if (r == root && send == MPI_IN_PLACE) continue;
       x.recv(r, const_cast<uint8_t*>(at(recv, displs[r] * rtype->extent())), rcounts[r], rtype);
@@ -188,6 +196,11 @@ int scatterv(const char* name, const void* send, const int* scounts, const int* 
     if (int e = check_counts(comm, scounts, "sendcounts")) return e;
     if (!displs) return raise(comm, MPI_ERR_ARG, "displs is NULL");
     if (int e = check_type(comm, stype)) return e;
+    if (recv != MPI_IN_PLACE) {
+      if (int e = check_buf(comm, recv, rcount, rtype)) return e;
+      if (int e = check_no_alias(comm, span_of_blocks(send, comm->size, scounts, displs, stype), span_of(recv, rcount, rtype)))
+        return e;
+    }
     for (int r = 0; r < comm->size; ++r) {
       if (r == root && recv == MPI_IN_PLACE) continue;
       x.send(r, at(send, displs[r] * stype->extent()), scounts[r], stype);
@@ -229,6 +242,9 @@ int allgatherv(const char* name, const void* send, int scount, MPI_Datatype styp
     mtype = rtype;
   } else if (int e = check_buf(comm, send, scount, stype)) {
     return e;
+  } else if (int e2 = check_no_alias(comm, span_of(send, scount, stype),
+                                     span_of_blocks(recv, comm->size, rcounts, displs, rtype))) {
+    return e2;
   }
   for (int r = 0; r < comm->size; ++r) {
     if (r == comm->rank && send == MPI_IN_PLACE) continue;
@@ -261,6 +277,15 @@ int alltoallw(const char* name, const void* send, const int* scounts, const int*
     if (int e = check_counts(comm, scounts, "sendcounts")) return e;
     if (!sdispls) return raise(comm, MPI_ERR_ARG, "sdispls is NULL");
   }
+  for (int r = 0; r < comm->size; ++r) {
+    if (int e = check_type(comm, rtypes[bytes ? r : 0])) return e;
+    if (!in_place)
+      if (int e = check_type(comm, stypes[bytes ? r : 0])) return e;
+  }
+  if (!in_place)
+    if (int e = check_no_alias(comm, span_of_blocks(send, comm->size, scounts, sdispls, stypes[0], bytes ? stypes : nullptr, bytes),
+                               span_of_blocks(recv, comm->size, rcounts, rdispls, rtypes[0], bytes ? rtypes : nullptr, bytes)))
+      return e;
   Exchange x(comm);
   for (int r = 0; r < comm->size; ++r) {
     MPI_Datatype rt = rtypes[bytes ? r : 0];

@@ -112,6 +112,8 @@ int setup_reduction(MPI_Comm c, RKind kind, const void* send, void* recv, int co
   // Exact float sums of reduce-scatter with unequal blocks: an exact
   // allreduce too (below), each rank keeping its block.
   const bool exact_rs = exact && kind == RKind::kReduceScatter;
+  if (!in_place && root_here)
+    if (int e = check_no_alias(c, span_of(send, total, t), span_of(recv, mine, t))) return e;
   MPI_Count first = static_cast<MPI_Count>(me) * count;  // this rank's first element of the whole vector
   if (kind == RKind::kReduceScatter) {
     first = 0;

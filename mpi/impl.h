@@ -72,6 +72,20 @@ int check_recv_rank(MPI_Comm c, int source);         // ... or MPI_ANY_SOURCE
 int check_send_tag(MPI_Comm c, int tag);             // 0..MPI_TAG_UB
 int check_recv_tag(MPI_Comm c, int tag);             // ... or MPI_ANY_TAG
 int check_root(MPI_Comm c, int root);
+// The bytes a buffer side touches: `count` elements of t at buf, or with
+// counts/displs (extents of t; bytes when `bytes`) one block per entry of
+// n. Empty (lo == hi) when nothing is touched or buf is MPI_IN_PLACE.
+struct ByteSpan {
+  const char* lo = nullptr;
+  const char* hi = nullptr;
+};
+ByteSpan span_of(const void* buf, MPI_Count count, MPI_Datatype t);
+ByteSpan span_of_blocks(const void* buf, int n, const int* counts, const int* displs, MPI_Datatype t,
+                        const MPI_Datatype* types = nullptr, bool bytes = false);
+// MPI_ERR_BUFFER when the send and receive sides overlap (MPI 3.1 2.5.1:
+// an output argument aliases no other argument; MPI_IN_PLACE is the way
+// to work in place). Checked locally, before the operation starts.
+int check_no_alias(MPI_Comm c, ByteSpan send, ByteSpan recv);
 int check_op(MPI_Comm c, MPI_Op op);
 int check_group(MPI_Group g);
 int check_info(MPI_Info i);

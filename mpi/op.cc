@@ -289,7 +289,12 @@ TOROID_MPI_API(int, Op_commutative, (MPI_Op op, int* commute)) {
 TOROID_MPI_API(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)) {
   MPI_ENTER("MPI_Reduce_local");
   if (int e = check_op(MPI_COMM_WORLD, op)) return e;
+  if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
+    return raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_IN_PLACE is not a buffer of MPI_Reduce_local");
+  if (int e = check_buf(MPI_COMM_WORLD, inbuf, count, datatype)) return e;
   if (int e = check_buf(MPI_COMM_WORLD, inoutbuf, count, datatype)) return e;
+  if (int e = check_no_alias(MPI_COMM_WORLD, span_of(inbuf, count, datatype), span_of(inoutbuf, count, datatype)))
+    return e;
   Reduction r;
   if (int e = resolve_reduction(MPI_COMM_WORLD, op, datatype, &r)) return e;
   if (!datatype->contig && r.library) {

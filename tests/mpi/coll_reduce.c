@@ -391,6 +391,24 @@ static void op_errors(void) {
   CHECK_CLASS(MPI_Allreduce(&i, &j, 1, MPI_INT, MPI_MINLOC, c), MPI_ERR_OP);
   CHECK_CLASS(MPI_Reduce(&d, &e, 1, MPI_DOUBLE, MPI_LXOR, 0, c), MPI_ERR_OP);
   CHECK_CLASS(MPI_Allreduce(&i, &j, 1, MPI_INT, MPI_OP_NULL, c), MPI_ERR_OP);
+  /* 2.5.1: an output argument aliases no other one (MPI_IN_PLACE is the
+     way to work in place); the check is local, so nothing is left in flight. */
+  int buf4[4] = {1, 2, 3, 4}, out1 = 0;
+  CHECK_CLASS(MPI_Allreduce(buf4, buf4, 4, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER);
+  CHECK_CLASS(MPI_Allreduce(buf4, buf4 + 1, 2, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER);  /* overlapping */
+  /* MPI_Reduce_local has no communicator: MPI_COMM_WORLD's handler. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK_CLASS(MPI_Reduce_local(buf4, buf4, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+  CHECK_CLASS(MPI_Reduce_local(MPI_IN_PLACE, buf4, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+  CHECK_CLASS(MPI_Reduce_local(buf4, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  if (mt_rank == 0) CHECK_CLASS(MPI_Gather(buf4, 1, MPI_INT, buf4, 1, MPI_INT, 0, c), MPI_ERR_BUFFER);
+  /* Adjacent, not overlapping: allowed. */
+  CHECK_RC(MPI_Reduce_local(buf4, buf4 + 2, 2, MPI_INT, MPI_SUM));
+  CHECK_INT(buf4[2], 4);
+  CHECK_INT(buf4[3], 6);
+  CHECK_RC(MPI_Allreduce(buf4, &out1, 1, MPI_INT, MPI_SUM, c));
+  CHECK_INT(out1, mt_size);
   /* The communicator still works after refused calls. */
   CHECK_RC(MPI_Allreduce(&i, &j, 1, MPI_INT, MPI_SUM, c));
   CHECK_INT(j, mt_size);
