@@ -196,11 +196,6 @@ int scatterv(const char* name, const void* send, const int* scounts, const int* 
     if (int e = check_counts(comm, scounts, "sendcounts")) return e;
     if (!displs) return raise(comm, MPI_ERR_ARG, "displs is NULL");
     if (int e = check_type(comm, stype)) return e;
-    if (recv != MPI_IN_PLACE) {
-      if (int e = check_buf(comm, recv, rcount, rtype)) return e;
-      if (int e = check_no_alias(comm, span_of_blocks(send, comm->size, scounts, displs, stype), span_of(recv, rcount, rtype)))
-        return e;
-    }
     for (int r = 0; r < comm->size; ++r) {
       if (r == root && recv == MPI_IN_PLACE) continue;
       x.send(r, at(send, displs[r] * stype->extent()), scounts[r], stype);
@@ -209,6 +204,9 @@ int scatterv(const char* name, const void* send, const int* scounts, const int* 
   if (!is_root || recv != MPI_IN_PLACE) {
     if (recv == MPI_IN_PLACE) return raise(comm, MPI_ERR_BUFFER, "MPI_IN_PLACE is the root's");
     if (int e = check_buf(comm, recv, rcount, rtype)) return e;
+    if (is_root)
+      if (int e = check_no_alias(comm, span_of_blocks(send, comm->size, scounts, displs, stype), span_of(recv, rcount, rtype)))
+        return e;
     x.recv(root, recv, rcount, rtype);
   }
   return run_exchange(name, x, CollKind::kScatter, comm, request);
@@ -288,14 +286,12 @@ int alltoallw(const char* name, const void* send, const int* scounts, const int*
       return e;
   Exchange x(comm);
   for (int r = 0; r < comm->size; ++r) {
-    MPI_Datatype rt = rtypes[bytes ? r : 0];
-    if (int e = check_type(comm, rt)) return e;
+    MPI_Datatype rt = rtypes[bytes ? r : 0];  // types checked above
     const MPI_Aint roff = bytes ? rdispls[r] : rdispls[r] * rt->extent();
     if (in_place) {
       x.send(r, at(recv, roff), rcounts[r], rt);
     } else {
       MPI_Datatype st = stypes[bytes ? r : 0];
-      if (int e = check_type(comm, st)) return e;
       x.send(r, at(send, bytes ? sdispls[r] : sdispls[r] * st->extent()), scounts[r], st);
     }
     x.recv(r, const_cast<uint8_t*>(at(recv, roff)), rcounts[r], rt);
