@@ -206,33 +206,37 @@ Status Comm::start(const CollArgs& args_in, std::string_view algo) {
   if (Status st = prepare(a, algo, &info); !st) return st;
   const bool exact = a.repro == Repro::kExact && a.kind == CollKind::kAllreduce && dtype_is_float(a.dtype) &&
                      a.op == ROp::kSum;
-  // The algorithm objects are reused between operations of the same
-  // algorithm (their buffers and plans with them); names are assigned into
-  // the same string: steady state allocates nothing here.
-  // An exact sum and a plain operation each keep their object: the one not
-  // running waits in parked_ (the exact sum's operand buffers are several
-  // times the user's data; a barrier between two sums, as a benchmark runs
-  // them, would otherwise make both objects and those buffers anew each
-  // time). algo_info_ is null for an exact sum's object.
-  if (algo_ && (algo_info_ == nullptr) != exact) {
-    std::swap(algo_, parked_);
-    std::swap(algo_info_, parked_info_);
-  }
-  if (exact) {
-    if (exact_inner_ != info || !algo_) {
-      algo_ = make_exact_sum(*info);
-      if (!algo_) return error(Code::kUnsupported, "%s: exact mode is not available", kind);
-      exact_inner_ = info;
+  // The algorithm objects are reused between operations (slots_, comm.h);
+  // names are assigned into the same string: steady state allocates nothing
+  // here, whatever mix of kinds and algorithms the program runs (up to
+  // kAlgoSlots of them).
+  AlgoSlot* slot = nullptr;
+  for (AlgoSlot& s : slots_)
+    if (s.algo && s.info == info && s.exact == exact) {
+      slot = &s;
+      break;
     }
-    algo_name_.assign(info->name);
-    algo_name_.append(" (exact)");
-    algo_info_ = nullptr;
-  } else {
-    if (algo_info_ != info || !algo_) algo_ = info->make();
-    algo_name_.assign(info->name);
-    algo_info_ = info;
+  if (!slot) {
+    slot = &slots_[0];
+    for (AlgoSlot& s : slots_) {
+      if (!s.algo) {
+        slot = &s;
+        break;
+      }
+      if (s.used < slot->used) slot = &s;
+    }
+    slot->algo = exact ? make_exact_sum(*info) : info->make();
+    if (!slot->algo) {
+      slot->info = nullptr;
+      return error(Code::kUnsupported, "%s: exact mode is not available", kind);
+    }
+    slot->info = info;
+    slot->exact = exact;
   }
-  return launch(a, algo_.get());
+  slot->used = ++slot_clock_;
+  algo_name_.assign(info->name);
+  if (exact) algo_name_.append(" (exact)");
+  return launch(a, slot->algo.get());
 }
 
 Status Comm::start_custom(const CollArgs& args, CollAlgo* algo, const char* name) {

@@ -282,17 +282,25 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   std::string algo_name_;
   std::array<std::string, kCollKinds> env_algo_;  // TOROID_ALGO_<KIND>, read when the communicator is made
   std::array<Choice, kCollKinds> choice_;
-  const AlgoInfo* exact_inner_ = nullptr;          // the inner algorithm of the exact sum's object (algo_ or parked_)
-  std::unique_ptr<CollAlgo> parked_;               // the other mode's object (exact sum or plain) while one runs
-  const AlgoInfo* parked_info_ = nullptr;          // its AlgoInfo (null: an exact sum)
   Status result_;
   Status link_down_;
   Timer deadline_;
   uint64_t op_deadline_ = 0;  // the running operation's deadline (deadline_ may be armed earlier)
   std::vector<Inbox> inbox_;
-  std::unique_ptr<CollAlgo> algo_;
-  CollAlgo* cur_ = nullptr;  // the operation's algorithm: algo_, or a caller's (start_custom)
-  const AlgoInfo* algo_info_ = nullptr;
+  // Algorithm objects kept between operations, with their buffers and plans:
+  // one per algorithm and mode (plain, or the exact sum around it), the
+  // least recently used one replaced. A program that alternates kinds (a
+  // barrier between allreduces, as benchmarks run them) makes none anew.
+  struct AlgoSlot {
+    const AlgoInfo* info = nullptr;  // the algorithm (an exact sum's: its inner one)
+    bool exact = false;
+    uint64_t used = 0;
+    std::unique_ptr<CollAlgo> algo;
+  };
+  static constexpr size_t kAlgoSlots = 8;
+  std::array<AlgoSlot, kAlgoSlots> slots_;
+  uint64_t slot_clock_ = 0;
+  CollAlgo* cur_ = nullptr;  // the operation's algorithm: a slot's, or a caller's (start_custom)
   CombineEngine* tree_ = nullptr;
   uint8_t tree_class_ = 0;
   BarrierNet* barrier_ = nullptr;

@@ -305,3 +305,55 @@ ALLOC_TEST(SteadyState, ExactSumsBetweenBarriersAllocateNothingAfterTheFirst) {
   for (uint32_t r = 0; r < n; ++r) want += std::ldexp(1.0 + 0.001 * (r + 1), static_cast<int>(kCount - 1) % 49 - 24);
   DOUBLES_EQUAL(want, recv[5][kCount - 1], std::ldexp(want, -50));
 }
+
+// Kinds and algorithms mixed, as programs and benchmarks run them (a
+// barrier between allreduces, a broadcast now and then, an algorithm
+// forced for one call): each keeps its object, so after the first round
+// nothing allocates. With one object per communicator, each change of
+// algorithm made the next one anew (and its plans and buffers with it).
+ALLOC_TEST(SteadyState, MixedKindsAndAlgorithmsAllocateNothingAfterTheFirstRound) {
+  LogCapture log;
+  SimOptions o = options("2x2x2", "train", 1);
+  o.preallocate = true;
+  auto rig = std::make_unique<SimRig>(o);
+  CHECK_TRUE(rig->build().is_ok());
+  CHECK_EQUAL(rig->node_count(), rig->run().passed);
+  auto comms = world_comms(*rig);
+  const uint32_t n = rig->node_count();
+  constexpr uint64_t kCount = 64;
+  std::vector<std::vector<int64_t>> send(n), recv(n);
+  std::vector<CollArgs> sums(n), bcasts(n), barriers(n);
+  for (uint32_t r = 0; r < n; ++r) {
+    send[r].assign(kCount, static_cast<int64_t>(r) + 1);
+    recv[r].assign(kCount, 0);
+    sums[r].kind = CollKind::kAllreduce;
+    sums[r].dtype = DType::kInt64;
+    sums[r].op = ROp::kSum;
+    sums[r].count = kCount;
+    sums[r].send = send[r].data();
+    sums[r].recv = recv[r].data();
+    bcasts[r] = sums[r];
+    bcasts[r].kind = CollKind::kBcast;
+    bcasts[r].send = nullptr;
+    barriers[r].kind = CollKind::kBarrier;
+  }
+  // One round: five operations of four algorithms and three kinds.
+  auto round = [&] {
+    return run_once(*rig, comms, sums) && run_once(*rig, comms, barriers) && run_once(*rig, comms, sums, "ring") &&
+           run_once(*rig, comms, bcasts) && run_once(*rig, comms, barriers);
+  };
+  CHECK_TRUE(round());
+  const CollAlgo* ring = nullptr;
+  CHECK_TRUE(run_once(*rig, comms, sums, "ring"));
+  ring = comms[0]->active_algo();
+  g_allocs = 0;
+  g_counting = true;
+  bool ok = true;
+  for (int k = 0; k < 100 && ok; ++k) ok = round();
+  g_counting = false;
+  CHECK_TRUE(ok);
+  LONGS_EQUAL(0, g_allocs.load());
+  CHECK_TRUE(run_once(*rig, comms, sums, "ring"));
+  CHECK_TRUE(comms[0]->active_algo() == ring);  // the same object all along
+  LONGS_EQUAL(static_cast<long>(n * (n + 1) / 2), static_cast<long>(recv[6][kCount - 1]));
+}
