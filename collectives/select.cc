@@ -23,8 +23,32 @@ struct Prefs {
   const char* const* end() const { return names + n; }
 };
 
+// Two nodes: one exchange each way at once beats the combine network's two
+// hops one after the other (up to the root, back down), and its per-packet
+// work. Medians on 2x1x1 memif, 9000-byte frames (docs/collectives.md):
+// allreduce 8 B torus-ring 1.21 against tree 2.09 us, 1 KiB 1.47 against
+// 3.73, 8 KiB 3.26 against rabenseifner's 4.38 and tree's 15.4; bcast 8 B
+// line-multicast 1.49 against tree 1.99; reduce 1 KiB binomial 2.40 against
+// tree 3.73; allgather 1 KiB recursive-doubling 1.61 against tree 2.32.
+Prefs two_nodes(const CollArgs& a, uint64_t bytes) {
+  switch (a.kind) {
+    case CollKind::kAllreduce:
+      if (bytes <= kTreeMax) return {"torus-ring", "recursive-doubling", "rabenseifner", "ring", "tree"};
+      return {"ring", "rabenseifner", "torus-fixed-order", "tree"};
+    case CollKind::kReduce: return {"binomial", "tree"};
+    case CollKind::kBcast: return {"line-multicast", "binomial", "tree"};
+    case CollKind::kAllgather: return {"recursive-doubling", "ring", "tree"};
+    case CollKind::kBarrier: return {"dissemination", "barrier-network"};
+    default: return {};
+  }
+}
+
 Prefs preferences(const CommInfo& c, const CollArgs& a) {
   const uint64_t bytes = a.count * a.esize;
+  if (c.size == 2) {
+    const Prefs p = two_nodes(a, bytes);
+    if (p.n > 0) return p;
+  }
   switch (a.kind) {
     case CollKind::kAllreduce:
       if (bytes <= kSmall) return {"tree", "recursive-doubling", "torus-fixed-order", "ring"};
@@ -45,11 +69,8 @@ Prefs preferences(const CommInfo& c, const CollArgs& a) {
       if (a.in_place()) return {"xor-inplace", "pairwise"};
       return {"random-order", "pairwise"};
     case CollKind::kBarrier:
-      // Two nodes: one exchange each way at once (dissemination) beats the
-      // barrier network's two hops one after the other (up to the root,
-      // back down): 1.27 against 1.77 us on 2x1x1 memif. From 8 nodes the
-      // network's tree wins (2x2x2: 41 against 95 us).
-      if (c.size <= 2) return {"dissemination", "barrier-network"};
+      // Two nodes (two_nodes): dissemination, 1.27 against 1.77 us on 2x1x1
+      // memif. From 8 nodes the network's tree wins (2x2x2: 41 against 95 us).
       return {"barrier-network", "dissemination"};
   }
   return {};

@@ -64,8 +64,22 @@ TEST(Select, TableChoices) {
   const CommInfo cube = world("2x2x2");
   STRCMP_EQUAL("tree", pick(cube, args(CollKind::kAllreduce, 1)).c_str());
   STRCMP_EQUAL("barrier-network", pick(cube, args(CollKind::kBarrier, 0)).c_str());
-  // Two nodes: one exchange (dissemination) instead of the network's up and down.
-  STRCMP_EQUAL("dissemination", pick(world("2x1x1"), args(CollKind::kBarrier, 0)).c_str());
+  // Two nodes: one exchange each way instead of the network's up and down.
+  const CommInfo two = world("2x1x1");
+  STRCMP_EQUAL("dissemination", pick(two, args(CollKind::kBarrier, 0)).c_str());
+  STRCMP_EQUAL("torus-ring", pick(two, args(CollKind::kAllreduce, 1)).c_str());
+  STRCMP_EQUAL("torus-ring", pick(two, args(CollKind::kAllreduce, 1024)).c_str());
+  STRCMP_EQUAL("ring", pick(two, args(CollKind::kAllreduce, 1 << 20)).c_str());
+  STRCMP_EQUAL("line-multicast", pick(two, args(CollKind::kBcast, 1)).c_str());
+  STRCMP_EQUAL("binomial", pick(two, args(CollKind::kReduce, 128)).c_str());
+  STRCMP_EQUAL("recursive-doubling", pick(two, args(CollKind::kAllgather, 128)).c_str());
+  // A two-node sub-communicator: torus-ring runs on the world only, so the
+  // point-to-point exchange (1.41 us there).
+  CommInfo pair = world("2x1x1", false);
+  pair.world = false;
+  STRCMP_EQUAL("recursive-doubling", pick(pair, args(CollKind::kAllreduce, 1)).c_str());
+  // PROD is not on the combine ALU either way; torus-ring takes it.
+  STRCMP_EQUAL("torus-ring", pick(two, args(CollKind::kAllreduce, 4, DType::kInt32, ROp::kProd)).c_str());
   // PROD is not on the combine ALU: a point-to-point algorithm instead.
   STRCMP_EQUAL("recursive-doubling", pick(cube, args(CollKind::kAllreduce, 4, DType::kInt32, ROp::kProd)).c_str());
   // Large vectors on the 2x2x2 cube: the seed 001 method.
