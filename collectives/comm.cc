@@ -83,6 +83,10 @@ void Comm::on_packet(uint16_t port, Packet* p) {
   else box.head = p;
   box.tail = p;
   ++box.count;
+  // Run to completion: the operation waiting for this packet takes it now,
+  // not after the rest of the event loop's round (for a small operation,
+  // that round is a good part of its latency).
+  advance();
 }
 
 Packet* Comm::inbox_pop(uint16_t port) {
@@ -267,7 +271,10 @@ Status Comm::launch(const CollArgs& a, CollAlgo* algo) {
     finish(st);
     return st;
   }
+  // The first packets leave now, not a round of the event loop later: a
+  // small operation's latency is mostly that first hop.
   if (cur_->done()) finish(cur_->status());
+  else advance();
   return Status::ok();
 }
 
@@ -359,9 +366,13 @@ Status Comm::start_barrier(std::string_view algo) {
 }
 
 bool Comm::poll() {
-  bool moved = false;
   if (!pool_busy_.empty()) reclaim_sends();
-  if (!active_) return false;
+  return advance();
+}
+
+bool Comm::advance() {
+  if (!active_ || advancing_) return false;
+  bool moved = false;
   if (!msgr_.status() && link_down_.is_ok()) link_down_ = msgr_.status();
   if (!link_down_.is_ok()) {
     cur_->abort();
@@ -369,7 +380,9 @@ bool Comm::poll() {
                  link_down_.message().c_str()));
     return true;
   }
+  advancing_ = true;
   moved |= cur_->progress();
+  advancing_ = false;
   if (cur_->done()) {
     finish(cur_->status());
     moved = true;

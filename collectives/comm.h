@@ -202,6 +202,9 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   uint32_t inbox_size(uint16_t port) const { return port < inbox_.size() ? inbox_[port].count : 0; }
 
   bool poll() override;
+  // Moves the operation in flight on (its algorithm's progress), finishing
+  // it when done; true if anything moved. Not re-entered.
+  bool advance();
   void on_packet(uint16_t port, Packet* p) override;
   void on_link_down(uint16_t port, const Status& why) override;
   // The partition resets its communication (firmware/link_training.h): the
@@ -279,6 +282,7 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   uint32_t tag_ = 0;
   bool active_ = false;
   bool finished_ = false;
+  bool advancing_ = false;  // inside advance(): a packet delivered from there only queues
   std::string algo_name_;
   std::array<std::string, kCollKinds> env_algo_;  // TOROID_ALGO_<KIND>, read when the communicator is made
   std::array<Choice, kCollKinds> choice_;

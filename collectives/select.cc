@@ -38,7 +38,7 @@ Prefs two_nodes(const CollArgs& a, uint64_t bytes) {
     case CollKind::kReduce: return {"binomial", "tree"};
     case CollKind::kBcast: return {"line-multicast", "binomial", "tree"};
     case CollKind::kAllgather: return {"recursive-doubling", "ring", "tree"};
-    case CollKind::kBarrier: return {"dissemination", "barrier-network"};
+    case CollKind::kBarrier: return {"torus-ring", "dissemination", "barrier-network"};
     default: return {};
   }
 }

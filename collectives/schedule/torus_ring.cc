@@ -2,10 +2,16 @@
 
 namespace toroid::schedule {
 
-std::vector<RingPhase> torus_ring_phases(const Dims& dims) {
+std::vector<RingPhase> torus_ring_phases(const Dims& dims, const Coord& me) {
   std::vector<RingPhase> phases;
   for (int d = 0; d < kDims; ++d) {
     if (dims.n[d] < 2) continue;
+    if (dims.n[d] == 2) {
+      // Both ends of the one cable 0(+) - 1(-): data goes both ways on it.
+      const bool plus = me.c[d] == 0;
+      phases.push_back(RingPhase{d, 1, dir_of(d, plus), dir_of(d, plus)});
+      continue;
+    }
     phases.push_back(RingPhase{d, dims.n[d] - 1, dir_of(d, true), dir_of(d, false)});
   }
   return phases;

@@ -45,6 +45,23 @@ inline bool drive_until(SimRig& rig, const std::function<bool()>& done, uint64_t
   return true;
 }
 
+// Drives the rig until no node's world communicator has an operation in
+// flight; "" if then every node's last operation succeeded, else what failed.
+inline std::string finish_world(SimRig& rig) {
+  auto none = [&] {
+    for (uint32_t r = 0; r < rig.node_count(); ++r)
+      if (rig.node(r).comm().in_flight()) return false;
+    return true;
+  };
+  if (!drive_until(rig, none)) return "operations still in flight after 2 s";
+  for (uint32_t r = 0; r < rig.node_count(); ++r) {
+    Status st;
+    if (!rig.node(r).comm().test(&st)) return "rank " + std::to_string(r) + ": nothing finished";
+    if (!st) return "rank " + std::to_string(r) + ": " + st.to_string();
+  }
+  return "";
+}
+
 // Runs one collective on each communicator in `comms` (index = the node's
 // rank in them is whatever the comm says): args_of(i) gives comms[i]'s
 // arguments. Returns every communicator's final status ("did not finish"

@@ -11,7 +11,7 @@ namespace toroid {
 Status TorusRingAllreduce::start(Comm& comm, const CollArgs& args) {
   drop_forwards();
   open(comm, args);
-  if (!schedule_holds(comm.net().me(), comm.net().dims())) phases_ = schedule::torus_ring_phases(comm.net().dims());
+  if (!schedule_holds(comm.net().me(), comm.net().dims())) phases_ = schedule::torus_ring_phases(comm.net().dims(), comm.net().me());
   phase_ = 0;
   if (Status st = cut_chunks(true, !phases_.empty()); !st) return st;
   copy_input();

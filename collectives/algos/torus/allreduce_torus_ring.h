@@ -11,7 +11,8 @@
 // nodes, so it is NOT fixed-order (AlgoInfo::fixed_order = false).
 //
 // Cost per dimension of n nodes: n-1 steps, (n-1)*count elements over each
-// plus link (minus links idle), one hop per step. Limits: the world
+// plus link (minus links idle), one hop per step; on a side of two nodes
+// both use the one cable 0(+) - 1(-), both ways (schedule/torus_ring.h). Limits: the world
 // communicator only; an element must fit one packet. The simplest reference;
 // torus-fixed-order does the same job with both directions and one
 // injection per direction.
@@ -28,7 +29,10 @@ namespace toroid {
 
 class TorusRingAllreduce final : public torus_coll::TorusAlgo {
  public:
-  TorusRingAllreduce() : TorusAlgo("allreduce torus-ring", wire::CollAlgo::kTorusRing) {}
+  // what: the operation's name in messages (the barrier of the same name runs
+  // this allreduce on a token).
+  explicit TorusRingAllreduce(const char* what = "allreduce torus-ring")
+      : TorusAlgo(what, wire::CollAlgo::kTorusRing) {}
   ~TorusRingAllreduce() override { drop_forwards(); }
   Status start(Comm& comm, const CollArgs& args) override;
   bool progress() override;

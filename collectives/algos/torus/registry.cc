@@ -8,6 +8,7 @@
 #include "collectives/algos/torus/allreduce_torus_fixed_order.h"
 #include "collectives/algos/torus/allreduce_torus_ring.h"
 #include "collectives/algos/torus/allreduce_torus_tree.h"
+#include "collectives/algos/torus/barrier_torus_ring.h"
 #include "collectives/algos/torus/bcast_line_multicast.h"
 #include "collectives/algos/torus/torus_packets.h"
 #include "collectives/coll.h"
@@ -43,6 +44,10 @@ void register_torus_algos(std::vector<AlgoInfo>& out) {
   out.push_back(AlgoInfo{CollKind::kAllreduce, "torus-ring", "dimension-ordered ring shift-and-add (reference)", false,
                          world_only,
                          []() -> std::unique_ptr<CollAlgo> { return std::make_unique<TorusRingAllreduce>(); }});
+  // The ring allreduce of a one-element token.
+  out.push_back(AlgoInfo{CollKind::kBarrier, "torus-ring", "the torus-ring allreduce of a one-element token", true,
+                         world_only,
+                         []() -> std::unique_ptr<CollAlgo> { return std::make_unique<TorusRingBarrier>(); }});
   // Moves bytes only.
   out.push_back(AlgoInfo{CollKind::kBcast, "line-multicast",
                          "seed 004 A.3 (deposit-bit line multicast per dimension: x line, y lines, z lines)", true,

@@ -64,9 +64,10 @@ TEST(Select, TableChoices) {
   const CommInfo cube = world("2x2x2");
   STRCMP_EQUAL("tree", pick(cube, args(CollKind::kAllreduce, 1)).c_str());
   STRCMP_EQUAL("barrier-network", pick(cube, args(CollKind::kBarrier, 0)).c_str());
-  // Two nodes: one exchange each way instead of the network's up and down.
+  // Two nodes: one packet each way instead of the network's up and down, as
+  // collective packets (torus-ring) on the world, as messages on a pair.
   const CommInfo two = world("2x1x1");
-  STRCMP_EQUAL("dissemination", pick(two, args(CollKind::kBarrier, 0)).c_str());
+  STRCMP_EQUAL("torus-ring", pick(two, args(CollKind::kBarrier, 0)).c_str());
   STRCMP_EQUAL("torus-ring", pick(two, args(CollKind::kAllreduce, 1)).c_str());
   STRCMP_EQUAL("torus-ring", pick(two, args(CollKind::kAllreduce, 1024)).c_str());
   STRCMP_EQUAL("ring", pick(two, args(CollKind::kAllreduce, 1 << 20)).c_str());
@@ -78,6 +79,7 @@ TEST(Select, TableChoices) {
   CommInfo pair = world("2x1x1", false);
   pair.world = false;
   STRCMP_EQUAL("recursive-doubling", pick(pair, args(CollKind::kAllreduce, 1)).c_str());
+  STRCMP_EQUAL("dissemination", pick(pair, args(CollKind::kBarrier, 0)).c_str());
   // PROD is not on the combine ALU either way; torus-ring takes it.
   STRCMP_EQUAL("torus-ring", pick(two, args(CollKind::kAllreduce, 4, DType::kInt32, ROp::kProd)).c_str());
   // PROD is not on the combine ALU: a point-to-point algorithm instead.

@@ -12,7 +12,7 @@ using namespace toroid::schedule;
 TEST_GROUP(TorusRingSchedule){};
 
 TEST(TorusRingSchedule, OnePhasePerDimensionLongerThanOne) {
-  auto ph = torus_ring_phases(Dims{{4, 1, 3}});
+  auto ph = torus_ring_phases(Dims{{4, 1, 3}}, Coord{{1, 0, 2}});
   LONGS_EQUAL(2, ph.size());
   LONGS_EQUAL(0, ph[0].dim);
   LONGS_EQUAL(3, ph[0].steps);
@@ -20,12 +20,25 @@ TEST(TorusRingSchedule, OnePhasePerDimensionLongerThanOne) {
   LONGS_EQUAL(2, ph[1].dim);
   LONGS_EQUAL(2, ph[1].steps);
   CHECK(ph[1].send_dir == Dir::kZp && ph[1].recv_dir == Dir::kZm);
-  CHECK(torus_ring_phases(Dims{{1, 1, 1}}).empty());
+  CHECK(torus_ring_phases(Dims{{1, 1, 1}}, Coord{}).empty());
+}
+
+// A side of two nodes has one neighbour over two cables: both nodes use the
+// cable 0(+) - 1(-), so data (and the acks it carries) goes both ways on it
+// instead of one way on each.
+TEST(TorusRingSchedule, SideOfTwoUsesOneCableBothWays) {
+  for (uint32_t x = 0; x < 2; ++x) {
+    auto ph = torus_ring_phases(Dims{{2, 1, 1}}, Coord{{x, 0, 0}});
+    LONGS_EQUAL(1, ph.size());
+    LONGS_EQUAL(1, ph[0].steps);
+    const Dir want = x == 0 ? Dir::kXp : Dir::kXm;
+    CHECK(ph[0].send_dir == want && ph[0].recv_dir == want);
+  }
 }
 
 TEST(TorusRingSchedule, TotalStepsIsSumOfLineLengthsMinusOne) {
   uint32_t steps = 0;
-  for (const auto& p : torus_ring_phases(Dims{{8, 8, 8}})) steps += p.steps;
+  for (const auto& p : torus_ring_phases(Dims{{8, 8, 8}}, Coord{})) steps += p.steps;
   LONGS_EQUAL(21, steps);
 }
 
