@@ -255,9 +255,21 @@ int finish_dup(MPI_Comm comm, uint16_t ctx, MPI_Comm* newcomm) {
 
 struct IdupOp : AgreeOp {
   MPI_Comm* out = nullptr;
+  // MPI_Comm_idup_with_info: the info's pairs as they were at the call (the
+  // caller may free or change it while the operation runs).
+  bool with_info = false;
+  std::vector<std::pair<std::string, std::string>> info;
   Status done(MPI_Comm c, const Status& st) override {
     Status s = AgreeOp::done(c, st);
-    if (s && finish_dup(c, ctx, out) != MPI_SUCCESS) return error(Code::kInternal, "MPI_Comm_idup: the copy failed");
+    if (!s) return s;
+    if (finish_dup(c, ctx, out) != MPI_SUCCESS) return error(Code::kInternal, "%s: the copy failed", name);
+    if (with_info) {
+      toroid_mpi_info hints;
+      hints.magic = kMagicInfo;
+      hints.kv = info;
+      if (PMPI_Comm_set_info(*out, &hints) != MPI_SUCCESS)
+        return error(Code::kInvalid, "%s: the info was refused (see MPI_Comm_set_info)", name);
+    }
     return s;
   }
 };
@@ -289,6 +301,24 @@ TOROID_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* r
   auto* op = new IdupOp();
   op->name = "MPI_Comm_idup";
   op->out = newcomm;
+  *newcomm = MPI_COMM_NULL;
+  *request = run_nonblocking(comm, op);
+  return MPI_SUCCESS;
+}
+
+// MPI 4.0 (7.4.2): MPI_Comm_idup, then the info's hints on the new
+// communicator, as MPI_Comm_dup_with_info does.
+TOROID_MPI_API(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request)) {
+  MPI_ENTER("MPI_Comm_idup_with_info");
+  if (int e = check_comm(comm)) return e;
+  if (info != MPI_INFO_NULL)
+    if (int e = check_info(info)) return e;
+  if (!newcomm || !request) return raise(comm, MPI_ERR_ARG, "newcomm or request is NULL");
+  auto* op = new IdupOp();
+  op->name = "MPI_Comm_idup_with_info";
+  op->out = newcomm;
+  op->with_info = info != MPI_INFO_NULL;
+  if (op->with_info) op->info = info->kv;
   *newcomm = MPI_COMM_NULL;
   *request = run_nonblocking(comm, op);
   return MPI_SUCCESS;

@@ -182,7 +182,7 @@ struct toroid_mpi_comm {
 
 namespace toroid::mpi {
 
-enum class ReqKind : uint8_t { kNone, kSend, kRecv, kColl, kGeneralized, kDone };
+enum class ReqKind : uint8_t { kNone, kSend, kRecv, kColl, kGeneralized, kDone, kPair };
 
 // How a buffer of `count` elements of a datatype meets the network: in place
 // (contiguous data, `base` points at its first byte) or through `pack`.
@@ -219,6 +219,9 @@ struct toroid_mpi_request {
   void* bsend_slot = nullptr;  // buffered send: its place in the attached buffer
   // collectives
   toroid::mpi::CollOp* coll = nullptr;
+  // MPI_Isendrecv: its send and receive (kPair)
+  toroid_mpi_request* pair_send = nullptr;
+  toroid_mpi_request* pair_recv = nullptr;
   // generalized requests
   MPI_Grequest_query_function* gq = nullptr;
   MPI_Grequest_free_function* gf = nullptr;

@@ -185,6 +185,10 @@ int blocking_send(const void* buf, int count, MPI_Datatype t, int dest, int tag,
   return run_now(r, MPI_STATUS_IGNORE);
 }
 
+}  // namespace
+
+namespace toroid::mpi {
+
 int start_send(const void* buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm, int mode,
                MPI_Request* request, bool persistent) {
   if (int e = check_send(comm, buf, count, t, dest, tag)) return e;
@@ -213,7 +217,7 @@ int start_recv(void* buf, int count, MPI_Datatype t, int source, int tag, MPI_Co
   return p2p_start_recv(r);
 }
 
-}  // namespace
+}  // namespace toroid::mpi
 
 namespace toroid::mpi {
 int bsend_start(const void* buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm, MPI_Request* request);

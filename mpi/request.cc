@@ -33,6 +33,7 @@ void reap_orphans() {
     o[i] = o.back();
     o.pop_back();
     if (r->kind == ReqKind::kSend || r->kind == ReqKind::kRecv) (void)p2p_complete(r);
+    if (r->kind == ReqKind::kPair) (void)pair_complete(r);
     request_recycle(r);
   }
 }
@@ -68,10 +69,12 @@ MPI_Request request_new(ReqKind kind, MPI_Comm comm) {
   r->type = nullptr;
   r->stage.packed = false;
   r->stage.pack.clear();
+  r->pair_send = r->pair_recv = nullptr;
   return r;
 }
 
 void request_recycle(MPI_Request r) {
+  if (r->kind == ReqKind::kPair) pair_release(r);
   if (r->coll) coll_request_free(r);
   if (r->bsend_slot) bsend_release(r);
   if (r->type) type_release(r->type);
@@ -88,6 +91,7 @@ bool request_ready(MPI_Request r) {
     case ReqKind::kSend:
     case ReqKind::kRecv: return p2p_ready(r);
     case ReqKind::kColl: return r->coll && r->coll->finished;
+    case ReqKind::kPair: return pair_ready(r);
     default: return r->done;
   }
 }
@@ -109,6 +113,9 @@ int request_finish(MPI_Request* handle, MPI_Status* st) {
     case ReqKind::kGeneralized:
       r->status.MPI_ERROR = MPI_SUCCESS;
       err = r->gq ? r->gq(r->gstate, &r->status) : MPI_SUCCESS;
+      break;
+    case ReqKind::kPair:
+      err = pair_complete(r);
       break;
     default:
       err = r->error;
@@ -212,18 +219,20 @@ TOROID_MPI_API(int, Request_get_status, (MPI_Request request, int* flag, MPI_Sta
   if (!*flag) return MPI_SUCCESS;
   // The status without freeing the request: a receive's fields are read, not consumed.
   MPI_Status s{};
-  if (request->kind == ReqKind::kRecv && request->peer != MPI_PROC_NULL && !request->cancelled) {
-    MPI_Group from = request->comm->inter ? request->comm->remote : request->comm->group;
-    s.MPI_SOURCE = from->rank_of(request->rr.source());
-    s.MPI_TAG = static_cast<int>(request->rr.msg_tag());
-    s.toroid_bytes = static_cast<MPI_Count>(std::min<uint64_t>(request->rr.length(), request->rr.cap));
-  } else if (request->kind == ReqKind::kGeneralized && request->gq) {
-    (void)request->gq(request->gstate, &s);
-  } else if (request->kind == ReqKind::kRecv) {
-    s.MPI_SOURCE = request->cancelled ? request->peer : MPI_PROC_NULL;
-    s.MPI_TAG = request->cancelled ? request->tag : MPI_ANY_TAG;
+  // An MPI_Isendrecv's status is its receive's.
+  MPI_Request q = request->kind == ReqKind::kPair ? request->pair_recv : request;
+  if (q->kind == ReqKind::kRecv && q->peer != MPI_PROC_NULL && !q->cancelled) {
+    MPI_Group from = q->comm->inter ? q->comm->remote : q->comm->group;
+    s.MPI_SOURCE = from->rank_of(q->rr.source());
+    s.MPI_TAG = static_cast<int>(q->rr.msg_tag());
+    s.toroid_bytes = static_cast<MPI_Count>(std::min<uint64_t>(q->rr.length(), q->rr.cap));
+  } else if (q->kind == ReqKind::kGeneralized && q->gq) {
+    (void)q->gq(q->gstate, &s);
+  } else if (q->kind == ReqKind::kRecv) {
+    s.MPI_SOURCE = q->cancelled ? q->peer : MPI_PROC_NULL;
+    s.MPI_TAG = q->cancelled ? q->tag : MPI_ANY_TAG;
   }
-  s.toroid_cancelled = request->cancelled;
+  s.toroid_cancelled = q->cancelled;
   set_status(status, s);
   return MPI_SUCCESS;
 }
@@ -409,6 +418,7 @@ TOROID_MPI_API(int, Request_free, (MPI_Request * request)) {
   const bool running = (!r->persistent || r->active) && !request_ready(r);
   if (!running) {
     if (r->kind == ReqKind::kSend || r->kind == ReqKind::kRecv) (void)p2p_complete(r);
+    if (r->kind == ReqKind::kPair) (void)pair_complete(r);
     if (r->kind == ReqKind::kGeneralized && r->gf) (void)r->gf(r->gstate);
     request_recycle(r);
     return MPI_SUCCESS;
@@ -430,6 +440,8 @@ TOROID_MPI_API(int, Cancel, (MPI_Request * request)) {
       return MPI_SUCCESS;
     case ReqKind::kGeneralized:
       return r->gc ? r->gc(r->gstate, r->done) : MPI_SUCCESS;
+    case ReqKind::kPair:
+      return MPI_SUCCESS;  // a cancel may fail (MPI 3.1 3.8.4): it completes as it would have
     default:
       return raise(r->comm, MPI_ERR_REQUEST, "a collective's request cannot be cancelled");
   }

@@ -28,5 +28,19 @@ bool p2p_ready(MPI_Request r);
 // Its completion: status, unpack, error class.
 int p2p_complete(MPI_Request r);
 bool p2p_cancel(MPI_Request r);
+// MPI_Isend and friends (mode 0 standard, 1 synchronous, 3 ready; 2 buffered
+// persistent only) and MPI_Irecv, with their arguments checked: a new request
+// in *request, started unless persistent.
+int start_send(const void* buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm, int mode,
+               MPI_Request* request, bool persistent);
+int start_recv(void* buf, int count, MPI_Datatype t, int source, int tag, MPI_Comm comm, MPI_Request* request,
+               bool persistent);
+// A send and a receive under one request (MPI_Isendrecv, isendrecv.cc):
+// ready when both are; its completion completes both (the receive's status,
+// the first error); released with it. MPI_Cancel leaves it to complete (MPI
+// 3.1 3.8.4 allows a cancel to fail).
+bool pair_ready(MPI_Request r);
+int pair_complete(MPI_Request r);
+void pair_release(MPI_Request r);
 
 }  // namespace toroid::mpi

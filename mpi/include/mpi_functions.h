@@ -1,4 +1,4 @@
-/* The MPI 3.1 C functions of toroid-mpi, each with its profiling twin:
+/* The MPI 3.1 C functions of toroid-mpi (and a few of MPI 4.0, at the end), each with its profiling twin:
    TOROID_MPI_FN(ret, Name, (params)) declares MPI_Name and PMPI_Name.
    Included by mpi.h inside its extern "C" block. */
 #ifndef TOROID_MPI_FUNCTIONS_H
@@ -416,6 +416,14 @@ TOROID_MPI_FN(MPI_Fint, File_c2f, (MPI_File file))
 TOROID_MPI_FN(MPI_File, File_f2c, (MPI_Fint file))
 TOROID_MPI_FN(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
 TOROID_MPI_FN(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
+
+/* ---- MPI 4.0 functions provided ahead of the version (MPI_VERSION stays 3:
+   the rest of MPI 4.0 is not here) ---- */
+TOROID_MPI_FN(int, Isendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request))
+TOROID_MPI_FN(int, Isendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request))
+TOROID_MPI_FN(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request))
+TOROID_MPI_FN(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value, int *flag))
+TOROID_MPI_FN(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
 
 #undef TOROID_MPI_FN
 #endif /* TOROID_MPI_FUNCTIONS_H */

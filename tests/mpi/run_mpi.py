@@ -125,6 +125,7 @@ def main():
     for prog in ("p2p", "datatypes", "coll_reduce", "coll_data", "comm", "intercomm", "topo", "env", "unsupported"):
         r.conformance(prog)
     r.conformance("repro", "--env", "TOROID_REPRO=exact")
+    r.conformance("mpi4", prog_args=("one", "two"))
     for prog in ("portable", "portable_cxx"):
         r.expect("%s: other implementations' idioms" % prog, prog, 0, [r"^\[0\] portable: \d+ ranks, 0 failed"])
     r.conformance("before_init", "--env", "TOROID_MPI_ERRORS=return", label="before_init (returned)")
