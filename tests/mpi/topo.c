@@ -29,6 +29,21 @@ static void dims(void) {
   int m[3] = {0, 0, 0};
   MPI_Dims_create(64 * 27, 3, m);
   CHECK(m[0] == 12 && m[1] == 12 && m[2] == 12);
+  /* The smallest spread, not the smallest largest factor: 34425 in 3-D is
+     51 x 27 x 25 (26 apart), not 45 x 45 x 17 (28); of equal spreads the
+     largest smallest factor (5040: 21 x 16 x 15, not 20 x 18 x 14), then the
+     largest second smallest (218736 in 5-D: 31 x 14 x 9 x 8 x 7, not
+     31 x 12 x 12 x 7 x 7). */
+  int s[5] = {0, 0, 0, 0, 0};
+  MPI_Dims_create(34425, 3, s);
+  CHECK_MSG(s[0] == 51 && s[1] == 27 && s[2] == 25, "34425: %d x %d x %d", s[0], s[1], s[2]);
+  s[0] = s[1] = s[2] = 0;
+  MPI_Dims_create(5040, 3, s);
+  CHECK_MSG(s[0] == 21 && s[1] == 16 && s[2] == 15, "5040: %d x %d x %d", s[0], s[1], s[2]);
+  s[0] = s[1] = s[2] = 0;
+  MPI_Dims_create(218736, 5, s);
+  CHECK_MSG(s[0] == 31 && s[1] == 14 && s[2] == 9 && s[3] == 8 && s[4] == 7, "218736: %d x %d x %d x %d x %d", s[0],
+            s[1], s[2], s[3], s[4]);
   int h[3] = {0, 0, 0};
   MPI_Dims_create(mt_size, 3, h);
   CHECK(h[0] * h[1] * h[2] == mt_size && h[0] >= h[1] && h[1] >= h[2]);
