@@ -204,6 +204,7 @@ struct toroid_mpi_request {
   bool user_freed = false;   // MPI_Request_free on an active request: freed when it completes
   bool cancelled = false;
   int error = MPI_SUCCESS;
+  uint64_t start_seq = 0;    // when it was (last) started: Waitany/Testany take the oldest ready one
   MPI_Status status{};
   MPI_Comm comm = nullptr;
   // point-to-point

@@ -40,6 +40,24 @@ void reap_orphans() {
 
 bool inactive(MPI_Request r) { return r == MPI_REQUEST_NULL || (r->persistent && !r->active); }
 
+uint64_t g_start_seq = 0;
+
+// Of the active requests that are ready, the one started first; -1 if none.
+// MPI leaves the choice of MPI_Waitany and MPI_Testany open (3.7.5); the
+// oldest keeps what several receives posted at once took in the order it
+// arrived, as programs that end on a "finished" message expect (HPCC's MPI
+// RandomAccess posts 4 receives of any source and tag and stops at the last
+// "finished": by index, an update in a later slot was dropped after it).
+int oldest_ready(int count, MPI_Request reqs[]) {
+  int found = -1;
+  for (int i = 0; i < count; ++i) {
+    MPI_Request r = reqs[i];
+    if (inactive(r) || !request_ready(r)) continue;
+    if (found < 0 || r->start_seq < reqs[found]->start_seq) found = i;
+  }
+  return found;
+}
+
 }  // namespace
 
 void bsend_release(MPI_Request r);  // bsend.cc
@@ -61,6 +79,7 @@ MPI_Request request_new(ReqKind kind, MPI_Comm comm) {
   r->cancelled = false;
   r->error = MPI_SUCCESS;
   r->status = MPI_Status{};
+  r->start_seq = ++g_start_seq;
   r->comm = comm;
   if (comm) ++comm->requests;
   r->handle = 0;
@@ -143,6 +162,7 @@ int request_start(MPI_Request r) {
   if (!valid(r) || !r->persistent) return raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "not a persistent request");
   if (r->active) return raise(r->comm, MPI_ERR_REQUEST, "the persistent request is already active");
   r->active = true;
+  r->start_seq = ++g_start_seq;
   if (r->kind == ReqKind::kRecv) return p2p_start_recv(r);
   if (r->send_mode == 2) return bsend_start_persistent(r);
   return p2p_start_send(r);
@@ -302,12 +322,8 @@ TOROID_MPI_API(int, Waitany, (int count, MPI_Request array_of_requests[], int* i
     return MPI_SUCCESS;
   }
   auto pick = [&] {
-    for (int i = 0; i < count; ++i)
-      if (!inactive(array_of_requests[i]) && request_ready(array_of_requests[i])) {
-        found = i;
-        return true;
-      }
-    return false;
+    found = oldest_ready(count, array_of_requests);
+    return found >= 0;
   };
   if (!pick()) {
     Status st = rt().wait(pick, "MPI_Waitany: one of its requests");
@@ -330,12 +346,12 @@ TOROID_MPI_API(int, Testany, (int count, MPI_Request array_of_requests[], int* i
     return MPI_SUCCESS;
   }
   for (int pass = 0; pass < 2; ++pass) {
-    for (int i = 0; i < count; ++i)
-      if (!inactive(array_of_requests[i]) && request_ready(array_of_requests[i])) {
-        *flag = 1;
-        *index = i;
-        return request_finish(&array_of_requests[i], status);
-      }
+    const int i = oldest_ready(count, array_of_requests);
+    if (i >= 0) {
+      *flag = 1;
+      *index = i;
+      return request_finish(&array_of_requests[i], status);
+    }
     if (pass == 0) rt().progress();
   }
   *flag = 0;

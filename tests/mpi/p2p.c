@@ -249,6 +249,57 @@ static void completion(void) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI leaves open which ready request MPI_Waitany and MPI_Testany complete
+   (3.7.5); this library takes the one started first, so receives of any
+   source posted at once are handed over in the order their messages came
+   (docs/mpi.md). Rank 0 posts into slot 1 before slot 0; rank 1's first
+   message therefore lands in slot 1, its second in slot 0. */
+static void any_takes_the_oldest(void) {
+  SECTION("3.7.5 MPI_Waitany and MPI_Testany: the oldest ready request");
+  int in[2] = {-1, -1};
+  MPI_Request r[2];
+  if (mt_rank == 0) {
+    MPI_Irecv(&in[1], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r[1]);
+    MPI_Irecv(&in[0], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (mt_rank == 1) {
+    const int first = 100, second = 200;
+    MPI_Send(&first, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+    MPI_Send(&second, 1, MPI_INT, 0, 6, MPI_COMM_WORLD);
+  }
+  if (mt_rank == 0) {
+    int flag = 0;
+    MPI_Status st;
+    while (!flag) MPI_Request_get_status(r[0], &flag, &st); /* both ready now */
+    CHECK_INT(in[1], 100);
+    CHECK_INT(in[0], 200);
+    int index = -1;
+    CHECK_RC(MPI_Testany(2, r, &index, &flag, &st));
+    CHECK(flag);
+    CHECK_INT(index, 1);
+    CHECK_INT(st.MPI_TAG, 5);
+    CHECK_RC(MPI_Waitany(2, r, &index, &st));
+    CHECK_INT(index, 0);
+    CHECK_INT(st.MPI_TAG, 6);
+    /* The same with Waitany first: slot 0 posted first this time. */
+    MPI_Irecv(&in[0], 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &r[0]);
+    MPI_Irecv(&in[1], 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &r[1]);
+    MPI_Send(&mt_rank, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    const int two = 2;
+    MPI_Send(&two, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    flag = 0;
+    while (!flag) MPI_Request_get_status(r[1], &flag, &st);
+    CHECK_RC(MPI_Waitany(2, r, &index, &st));
+    CHECK_INT(index, 0);
+    CHECK_INT(in[0], 0);
+    CHECK_RC(MPI_Waitany(2, r, &index, &st));
+    CHECK_INT(index, 1);
+    CHECK_INT(in[1], 2);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void persistent(void) {
   SECTION("3.9 persistent requests");
   const int next = (mt_rank + 1) % mt_size, prev = (mt_rank + mt_size - 1) % mt_size;
@@ -415,6 +466,7 @@ int main(int argc, char** argv) {
   proc_null();
   probes();
   completion();
+  any_takes_the_oldest();
   persistent();
   cancel();
   sendrecv();
