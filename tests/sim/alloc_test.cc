@@ -128,6 +128,17 @@ bool run_once(SimRig& rig, const std::vector<Comm*>& comms, std::vector<CollArgs
   }
 }
 
+// A trained 2x2x2 sim partition that made its buffers up front
+// (SimOptions::preallocate), so only the node's code allocates from here.
+std::unique_ptr<SimRig> trained_cube() {
+  SimOptions o = options("2x2x2", "train", 1);
+  o.preallocate = true;
+  auto rig = std::make_unique<SimRig>(o);
+  CHECK_TRUE(rig->build().is_ok());
+  CHECK_EQUAL(rig->node_count(), rig->run().passed);
+  return rig;
+}
+
 }  // namespace
 
 TEST_GROUP(SteadyState) {
@@ -153,11 +164,7 @@ ALLOC_TEST(SteadyState, CollectivesAllocateNothingAfterTheFirstCall) {
   // The sim's own packet pools and event queue grow on demand (for
   // partitions of 65,536 nodes); here they are made up front, as a real
   // node's DPDK pool is, so only the node's code is measured.
-  SimOptions o = options("2x2x2", "train", 1);
-  o.preallocate = true;
-  auto rig = std::make_unique<SimRig>(o);
-  CHECK_TRUE(rig->build().is_ok());
-  CHECK_EQUAL(rig->node_count(), rig->run().passed);
+  auto rig = trained_cube();
   auto comms = world_comms(*rig);
   const uint32_t n = rig->node_count();
   const Shape shapes[] = {
@@ -208,11 +215,7 @@ ALLOC_TEST(SteadyState, CollectivesAllocateNothingAfterTheFirstCall) {
 // same property (200 operations each after the first).
 ALLOC_TEST(SteadyState, EveryAlgorithmAllocatesNothingAfterTheFirstCall) {
   LogCapture log;
-  SimOptions o = options("2x2x2", "train", 1);
-  o.preallocate = true;
-  auto rig = std::make_unique<SimRig>(o);
-  CHECK_TRUE(rig->build().is_ok());
-  CHECK_EQUAL(rig->node_count(), rig->run().passed);
+  auto rig = trained_cube();
   auto comms = world_comms(*rig);
   const uint32_t n = rig->node_count();
   std::string report;
@@ -264,11 +267,7 @@ ALLOC_TEST(SteadyState, EveryAlgorithmAllocatesNothingAfterTheFirstCall) {
 // operation allocates.
 ALLOC_TEST(SteadyState, ExactSumsBetweenBarriersAllocateNothingAfterTheFirst) {
   LogCapture log;
-  SimOptions o = options("2x2x2", "train", 1);
-  o.preallocate = true;
-  auto rig = std::make_unique<SimRig>(o);
-  CHECK_TRUE(rig->build().is_ok());
-  CHECK_EQUAL(rig->node_count(), rig->run().passed);
+  auto rig = trained_cube();
   auto comms = world_comms(*rig);
   const uint32_t n = rig->node_count();
   constexpr uint64_t kCount = 4096;
@@ -313,11 +312,7 @@ ALLOC_TEST(SteadyState, ExactSumsBetweenBarriersAllocateNothingAfterTheFirst) {
 // algorithm made the next one anew (and its plans and buffers with it).
 ALLOC_TEST(SteadyState, MixedKindsAndAlgorithmsAllocateNothingAfterTheFirstRound) {
   LogCapture log;
-  SimOptions o = options("2x2x2", "train", 1);
-  o.preallocate = true;
-  auto rig = std::make_unique<SimRig>(o);
-  CHECK_TRUE(rig->build().is_ok());
-  CHECK_EQUAL(rig->node_count(), rig->run().passed);
+  auto rig = trained_cube();
   auto comms = world_comms(*rig);
   const uint32_t n = rig->node_count();
   constexpr uint64_t kCount = 64;
