@@ -22,6 +22,22 @@ std::vector<MPI_Request>& orphans() {
   return *v;
 }
 
+// A request freed by the program, ready: its completion's work (unpacking
+// a receive, a generalized request's free_fn) with nobody to tell, then back
+// to the pool.
+void release_unobserved(MPI_Request r) {
+  switch (r->kind) {
+    case ReqKind::kSend:
+    case ReqKind::kRecv: (void)p2p_complete(r); break;
+    case ReqKind::kPair: (void)pair_complete(r); break;
+    case ReqKind::kGeneralized:
+      if (r->gf) (void)r->gf(r->gstate);
+      break;
+    default: break;
+  }
+  request_recycle(r);
+}
+
 void reap_orphans() {
   auto& o = orphans();
   for (size_t i = 0; i < o.size();) {
@@ -32,9 +48,7 @@ void reap_orphans() {
     MPI_Request r = o[i];
     o[i] = o.back();
     o.pop_back();
-    if (r->kind == ReqKind::kSend || r->kind == ReqKind::kRecv) (void)p2p_complete(r);
-    if (r->kind == ReqKind::kPair) (void)pair_complete(r);
-    request_recycle(r);
+    release_unobserved(r);
   }
 }
 
@@ -433,10 +447,7 @@ TOROID_MPI_API(int, Request_free, (MPI_Request * request)) {
   *request = MPI_REQUEST_NULL;
   const bool running = (!r->persistent || r->active) && !request_ready(r);
   if (!running) {
-    if (r->kind == ReqKind::kSend || r->kind == ReqKind::kRecv) (void)p2p_complete(r);
-    if (r->kind == ReqKind::kPair) (void)pair_complete(r);
-    if (r->kind == ReqKind::kGeneralized && r->gf) (void)r->gf(r->gstate);
-    request_recycle(r);
+    release_unobserved(r);
     return MPI_SUCCESS;
   }
   r->user_freed = true;

@@ -223,6 +223,17 @@ static void external(void) {
   MPI_Status st;
   CHECK_RC(MPI_Wait(&r, &st));
   CHECK(r == MPI_REQUEST_NULL && gq_calls == 1 && gf_calls == 1);
+  /* Freed while active (12.2): free_fn runs once it completes, and only then. */
+  MPI_Request kept;
+  CHECK_RC(MPI_Grequest_start(gquery, gfree, gcancel, &three, &r));
+  kept = r;
+  CHECK_RC(MPI_Request_free(&r));
+  CHECK(r == MPI_REQUEST_NULL);
+  CHECK_INT(gf_calls, 1);
+  CHECK_RC(MPI_Grequest_complete(kept));
+  MPI_Barrier(MPI_COMM_WORLD); /* the library makes progress: the freed request goes */
+  CHECK_INT(gf_calls, 2);
+  CHECK_INT(gq_calls, 1);
   int n;
   MPI_Get_count(&st, MPI_INT, &n);
   CHECK_INT(n, 3);
