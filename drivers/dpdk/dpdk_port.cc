@@ -17,6 +17,7 @@
 #include <ctime>
 
 #include "base/clock.h"
+#include "drivers/dpdk/burst_guard.h"
 #include "drivers/dpdk/dpdk_internal.h"
 #include "drivers/dpdk/eal.h"
 
@@ -79,6 +80,10 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const DpdkPortConfig& cfg) {
   port->spec_ = std::move(parsed.value());
   port->pool_ = cfg.pool;
   port->index_ = cfg.index;
+  port->burst_slot_ = dpdk::burst_slot_acquire();
+  if (port->burst_slot_ < 0)
+    return error(Code::kBusy, "port %s: %d DPDK ports are open in this process already", cfg.spec.c_str(),
+                 dpdk::kBurstSlots);
   const DpdkPortSpec& s = port->spec_;
 
   if (dpdk::device_parked(s.text))
@@ -188,7 +193,10 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const DpdkPortConfig& cfg) {
   return port;
 }
 
-DpdkPort::~DpdkPort() { close(); }
+DpdkPort::~DpdkPort() {
+  close();
+  dpdk::burst_slot_release(burst_slot_);
+}
 
 Status DpdkPort::start(uint64_t timeout_ns) {
   if (!open_) return error(Code::kInvalid, "port %s: not open", info_.name.c_str());

@@ -119,6 +119,7 @@ class DpdkPort final : public Port {
   uint64_t hw_dropped_seen_ = 0;  // device drops already folded into stats_
   uint16_t port_id_ = 0;
   uint16_t index_ = 0;
+  int burst_slot_ = -1;  // dpdk::BurstSlot of this port's bursts (burst_guard.h)
   bool open_ = false;
   bool started_ = false;
 };

@@ -1,5 +1,6 @@
 // DpdkPort data path: rx_burst / tx_burst. No allocation, no syscalls, no
-// locks of ours; one rte_eth_*_burst per kBurst packets.
+// locks of ours; one rte_eth_*_burst per kBurst packets, each inside the
+// port's burst guard (burst_guard.h: a PMD's teardown waits for it).
 //
 // Ownership at the boundary (see dpdk_port.h and docs/drivers.md):
 //   rx: an mbuf the PMD filled becomes a Packet with refcnt 1 owned by the
@@ -11,6 +12,7 @@
 
 #include <cstring>
 
+#include "drivers/dpdk/burst_guard.h"
 #include "drivers/dpdk/dpdk_internal.h"
 #include "drivers/dpdk/dpdk_port.h"
 
@@ -39,7 +41,9 @@ uint16_t DpdkPort::rx_burst(Packet** pkts, uint16_t n) {
   rte_mbuf* mb[kChunk];
   while (got < n) {
     const uint16_t want = static_cast<uint16_t>(n - got < kChunk ? n - got : kChunk);
+    dpdk::burst_enter(burst_slot_);
     const uint16_t k = rte_eth_rx_burst(port_id_, 0, mb, want);
+    dpdk::burst_exit(burst_slot_);
     uint32_t kept = 0;
     for (uint16_t i = 0; i < k; ++i) {
       rte_mbuf* m = mb[i];
@@ -107,7 +111,12 @@ uint16_t DpdkPort::tx_burst(Packet** pkts, uint16_t n) {
       }
       mb[i] = m;
     }
-    const uint16_t sent = want ? rte_eth_tx_burst(port_id_, 0, mb, want) : 0;
+    uint16_t sent = 0;
+    if (want) {
+      dpdk::burst_enter(burst_slot_);
+      sent = rte_eth_tx_burst(port_id_, 0, mb, want);
+      dpdk::burst_exit(burst_slot_);
+    }
     for (uint16_t i = 0; i < sent; ++i) {
       Packet* p = pkts[done + i];
       stats_.tx_bytes += p->len;

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "drivers/dpdk/burst_guard.h"
 #include "drivers/dpdk/dpdk_internal.h"
 #include "drivers/dpdk/dpdk_port.h"
 
@@ -207,6 +208,7 @@ Status eal_init(const EalOptions& opt) {
   std::vector<char*> argv;
   for (auto& s : storage) argv.push_back(s.data());
   argv.push_back(nullptr);
+  dpdk::burst_guard_init();
   const int ret = rte_eal_init(static_cast<int>(storage.size()), argv.data());
   if (ret < 0) {
     g_state = EalState::kFailed;

@@ -1,0 +1,111 @@
+// The burst guard (drivers/dpdk/burst_guard.h): a PMD's teardown on EAL's
+// interrupt thread waits for the bursts that may have missed its cleared
+// flag. Here: the memif PMD's disconnect really passes through the guard
+// (the interposed rte_intr_callback_unregister), a teardown waits while a
+// slot is inside a burst and goes on when it leaves, and gives up after
+// 1 s on a burst that never ends. The race itself (a peer process killed
+// while this one polls) is the host rig's reboot soak (tests/host).
+#include <dlfcn.h>
+#include <rte_interrupts.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "base/clock.h"
+#include "drivers/dpdk/burst_guard.h"
+#include "drivers/dpdk/dpdk_pool.h"
+#include "drivers/dpdk/dpdk_port.h"
+#include "host_test_util.h"
+
+#include <CppUTest/TestHarness.h>
+
+using namespace toroid;
+
+TEST_GROUP(DpdkBurstGuard) {
+  void setup() override { CHECK(host_test::dpdk_env().ready); }
+};
+
+// The symbol the PMD plugins resolve is ours, not EAL's.
+TEST(DpdkBurstGuard, TheInterruptUnregisterThePluginsCallIsTheGuards) {
+  void* global = dlsym(RTLD_DEFAULT, "rte_intr_callback_unregister");
+  void* next = dlsym(RTLD_NEXT, "rte_intr_callback_unregister");
+  CHECK(global != nullptr);
+  CHECK(next != nullptr);
+  CHECK(global != next);  // the first definition in the global scope is this executable's
+  Dl_info info{};
+  CHECK(dladdr(next, &info) != 0);
+  CHECK_TEXT(std::string(info.dli_fname).find("librte_eal") != std::string::npos, info.dli_fname);
+}
+
+// A memif peer that goes away: the disconnect, run by the PMD on the
+// interrupt thread, goes through wait_for_bursts before the regions go.
+TEST(DpdkBurstGuard, AMemifDisconnectPassesThroughTheGuard) {
+  const std::string sock = host_test::dpdk_env().dir + "/guard.sock";
+  DpdkPoolConfig pc;
+  pc.mbufs = 1023;
+  pc.frame_room = 2048;
+  auto pool = DpdkPacketPool::create(pc);
+  CHECK(pool.is_ok());
+  DpdkPortConfig cfg;
+  cfg.pool = pool.value().get();
+  cfg.spec = "memif:role=server,socket=" + sock + ",id=0";
+  cfg.index = 1;
+  auto s = DpdkPort::open(cfg);
+  CHECK_TEXT(s.is_ok(), s.status().to_string().c_str());
+  cfg.spec = "memif:role=client,socket=" + sock + ",id=0";
+  cfg.index = 2;
+  auto c = DpdkPort::open(cfg);
+  CHECK_TEXT(c.is_ok(), c.status().to_string().c_str());
+  CHECK(s.value()->start(kSec).is_ok());
+  CHECK(c.value()->start(2 * kSec).is_ok());
+  CHECK(s.value()->wait_link_up(5 * kSec).is_ok());
+  const uint64_t before = dpdk::burst_guard_stats().teardowns;
+  c.value()->stop();
+  for (int i = 0; i < 2000 && s.value()->link_state() == LinkState::kUp; ++i) usleep(1000);
+  CHECK(s.value()->link_state() == LinkState::kDown);
+  // Both ends' control channels were unregistered through the guard.
+  CHECK(dpdk::burst_guard_stats().teardowns >= before + 2);
+  c.value()->close();
+  s.value()->close();
+}
+
+TEST(DpdkBurstGuard, ATeardownWaitsForTheBurstInProgressAndOnlyForIt) {
+  const int slot = dpdk::burst_slot_acquire();
+  const int idle = dpdk::burst_slot_acquire();
+  CHECK(slot >= 0 && idle >= 0 && slot != idle);
+  const dpdk::BurstGuardStats before = dpdk::burst_guard_stats();
+  dpdk::burst_enter(slot);
+  std::atomic<bool> returned{false};
+  std::atomic<int> waited{-1};
+  std::thread teardown([&] {
+    waited = dpdk::wait_for_bursts();
+    returned = true;
+  });
+  usleep(50 * 1000);
+  CHECK_FALSE(returned.load());  // held by the burst
+  dpdk::burst_exit(slot);
+  teardown.join();
+  LONGS_EQUAL(1, waited.load());  // the idle slot was not waited for
+  const dpdk::BurstGuardStats after = dpdk::burst_guard_stats();
+  UNSIGNED_LONGLONGS_EQUAL(before.waited + 1, after.waited);
+  UNSIGNED_LONGLONGS_EQUAL(before.timed_out, after.timed_out);
+  // With no burst inside, a teardown goes straight through.
+  LONGS_EQUAL(0, dpdk::wait_for_bursts());
+  dpdk::burst_slot_release(slot);
+  dpdk::burst_slot_release(idle);
+}
+
+TEST(DpdkBurstGuard, ABurstThatNeverEndsHoldsATeardownOneSecondAndIsCounted) {
+  const int slot = dpdk::burst_slot_acquire();
+  CHECK(slot >= 0);
+  const uint64_t timed_out = dpdk::burst_guard_stats().timed_out;
+  dpdk::burst_enter(slot);
+  const double t0 = wall_seconds();
+  LONGS_EQUAL(1, dpdk::wait_for_bursts());
+  const double took = wall_seconds() - t0;
+  CHECK(took >= 1.0 && took < 3.0);
+  UNSIGNED_LONGLONGS_EQUAL(timed_out + 1, dpdk::burst_guard_stats().timed_out);
+  dpdk::burst_exit(slot);
+  dpdk::burst_slot_release(slot);
+}
