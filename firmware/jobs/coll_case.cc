@@ -135,6 +135,7 @@ Status CollCase::verify() const {
     if (exact) *bound = 0;
   };
   double bound = 0;
+  std::vector<colldata::PatternKeys> keys;  // gathered and all-to-all checks
   switch (s.kind) {
     case CollKind::kAllreduce:
     case CollKind::kReduce:
@@ -165,16 +166,18 @@ Status CollCase::verify() const {
     case CollKind::kGather:
     case CollKind::kAllgather:
       if (s.kind == CollKind::kGather && rank_ != s.root) return Status::ok();
+      src.keys(0, n, &keys);
       for (uint64_t r = 0; r < N; ++r)
         for (uint64_t i = 0; i < n; ++i) {
-          src.get(r, i, want);
+          src.get_keyed(keys[i], r, i, want);
           if (Status st = check(r * n + i, want, 0, "gathered"); !st) return st;
         }
       return Status::ok();
     case CollKind::kAlltoall:
+      src.keys(rank_ * n, n, &keys);
       for (uint64_t j = 0; j < N; ++j)
         for (uint64_t i = 0; i < n; ++i) {
-          src.get(j, rank_ * n + i, want);
+          src.get_keyed(keys[i], j, rank_ * n + i, want);
           if (Status st = check(j * n + i, want, 0, "received"); !st) return st;
         }
       return Status::ok();

@@ -17,12 +17,19 @@ namespace {
 
 constexpr uint64_t kPhi = 0x9e3779b97f4a7c15ull;
 
-struct Keys {
-  uint64_t a, b, c;
-};
+using Keys = PatternKeys;
 Keys keys(uint64_t seed, uint64_t index) {
   const uint64_t k = mix64(seed * kPhi + index);
   return {mix64(k ^ 1), mix64(k ^ 2), mix64(k ^ 3)};
+}
+
+// x 2^e, exactly ldexp's result where that is normal (the patterns' range:
+// |e| < 200) without its call: a power of two built from its bits.
+double times_pow2(double x, int e) {
+  const uint64_t bits = static_cast<uint64_t>(e + 1023) << 52;
+  double p;
+  std::memcpy(&p, &bits, 8);
+  return x * p;
 }
 
 template <typename T>
@@ -132,8 +139,13 @@ double round_scaled(__int128 v, int e, int p) {
 
 }  // namespace
 
+PatternKeys pattern_keys(uint64_t seed, uint64_t index) { return keys(seed, index); }
+
 void pattern_element(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t index, uint8_t* out) {
-  const Keys k = keys(seed, index);
+  pattern_element_keyed(t, op, keys(seed, index), rank, out);
+}
+
+void pattern_element_keyed(DType t, ROp op, const PatternKeys& k, uint64_t rank, uint8_t* out) {
   const uint64_t r = rank;
   const bool fl = dtype_is_float(t);
   switch (op) {
@@ -142,7 +154,7 @@ void pattern_element(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t ind
         put_int(t, k.a + k.b * r + k.c * r * r, out);
       } else {
         const FloatSum s = float_sum(t, k);
-        const double v = s.sign(r % 7) * std::ldexp(static_cast<double>(s.a + s.b * static_cast<int64_t>(r)),
+        const double v = s.sign(r % 7) * times_pow2(static_cast<double>(s.a + s.b * static_cast<int64_t>(r)),
                                                     s.e + 6 * static_cast<int>(r % 7));
         if (t == DType::kFloat) put<float>(out, static_cast<float>(v));
         else put<double>(out, v);
@@ -153,7 +165,7 @@ void pattern_element(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t ind
         put_int(t, (k.a | 1) * pow64(k.b | 1, r), out);
       } else {
         const double c = prod_base(t, k);
-        const double v = std::ldexp(r % 2 == 0 ? c : 2.0 - c, static_cast<int>((r + k.b % 3) % 3) - 1);
+        const double v = times_pow2(r % 2 == 0 ? c : 2.0 - c, static_cast<int>((r + k.b % 3) % 3) - 1);
         if (t == DType::kFloat) put<float>(out, static_cast<float>(v));
         else put<double>(out, v);
       }

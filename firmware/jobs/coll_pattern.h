@@ -36,6 +36,15 @@ namespace toroid::colldata {
 // then the int32 rank).
 void pattern_element(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t index, uint8_t* out);
 
+// The same in two steps, for callers that generate one index for many ranks
+// (a gathered or all-to-all result): the keys of (seed, index) once, then
+// the element of each rank from them. Identical bits to pattern_element.
+struct PatternKeys {
+  uint64_t a, b, c;
+};
+PatternKeys pattern_keys(uint64_t seed, uint64_t index);
+void pattern_element_keyed(DType t, ROp op, const PatternKeys& k, uint64_t rank, uint8_t* out);
+
 // The reduction of element `index` over ranks 0..nodes-1, as the rank-order
 // reduction gives it (float SUM: correctly rounded; float PROD: within a
 // few ulps of long double), and *bound the error a non-exact algorithm may
