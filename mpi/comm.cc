@@ -361,14 +361,51 @@ TOROID_MPI_API(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* ne
   return *newcomm ? MPI_SUCCESS : raise(comm, MPI_ERR_INTERN, "could not make the communicator");
 }
 
+// The hardware levels below a partition, for MPI 4.0's guided splits: one
+// MPI process per node, so the one level is the node itself, which is also
+// the shared-memory domain (the reserved "mpi_shared_memory").
+constexpr const char* kHwResourceKey = "mpi_hw_resource_type";
+constexpr const char* kHwNode = "mpi_shared_memory";
+
 TOROID_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)) {
   MPI_ENTER("MPI_Comm_split_type");
-  (void)info;
   if (int e = check_intra(comm)) return e;
-  if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
-    return raise(comm, MPI_ERR_ARG, "split type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", split_type);
+  if (info != MPI_INFO_NULL)
+    if (int e = check_info(info)) return e;
+  if (!newcomm) return raise(comm, MPI_ERR_ARG, "newcomm is NULL");
   // One MPI process per node: a process shares memory with itself only.
-  return PMPI_Comm_split(comm, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : comm->rank, key, newcomm);
+  switch (split_type) {
+    case MPI_UNDEFINED:
+      return PMPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
+    case MPI_COMM_TYPE_SHARED:
+      return PMPI_Comm_split(comm, comm->rank, key, newcomm);
+    case MPI_COMM_TYPE_HW_GUIDED: {
+      // The level named by the info key; MPI_COMM_NULL when there is no
+      // key or the level is not one of ours (MPI 4.0 7.4.2).
+      bool known = false;
+      if (info != MPI_INFO_NULL)
+        for (const auto& [k, v] : info->kv)
+          if (k == kHwResourceKey) known = v == kHwNode;
+      return PMPI_Comm_split(comm, known ? comm->rank : MPI_UNDEFINED, key, newcomm);
+    }
+    case MPI_COMM_TYPE_HW_UNGUIDED: {
+      // Strict subsets at the highest level that splits comm: the nodes,
+      // unless comm is one process already (then MPI_COMM_NULL). The level
+      // is named in the info argument and in the new communicator's info.
+      const bool split = comm->group->size() > 1;
+      if (int e = PMPI_Comm_split(comm, split ? comm->rank : MPI_UNDEFINED, key, newcomm)) return e;
+      if (*newcomm != MPI_COMM_NULL) {
+        if (info != MPI_INFO_NULL) (void)PMPI_Info_set(info, kHwResourceKey, kHwNode);
+        (*newcomm)->hints.emplace_back(kHwResourceKey, kHwNode);
+      }
+      return MPI_SUCCESS;
+    }
+    default:
+      return raise(comm, MPI_ERR_ARG,
+                   "split type %d (MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED or "
+                   "MPI_UNDEFINED)",
+                   split_type);
+  }
 }
 
 TOROID_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)) {

@@ -219,6 +219,8 @@ typedef struct MPI_Status {
 #define MPI_TYPECLASS_COMPLEX 3
 
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2 /* MPI 4.0 */
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
 
 /* one-sided and I/O constants (those calls are not supported; the values
    exist so that programs compile) */

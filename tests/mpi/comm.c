@@ -118,6 +118,57 @@ static void constructors(void) {
   CHECK_INT(size, 1);
 #endif
   MPI_Comm_free(&sh);
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+  /* MPI 4.0 7.4.2, guided: the level named by mpi_hw_resource_type;
+     MPI_COMM_NULL without the key, or for a level that is not there. */
+  MPI_Info hw;
+  MPI_Info_create(&hw);
+  CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &sh));
+  CHECK(sh == MPI_COMM_NULL);
+  CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, hw, &sh));
+  CHECK(sh == MPI_COMM_NULL);
+  MPI_Info_set(hw, "mpi_hw_resource_type", "no-such-level");
+  CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, hw, &sh));
+  CHECK(sh == MPI_COMM_NULL);
+  /* the reserved mpi_shared_memory: as MPI_COMM_TYPE_SHARED */
+  MPI_Info_set(hw, "mpi_hw_resource_type", "mpi_shared_memory");
+  CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, hw, &sh));
+  CHECK(sh != MPI_COMM_NULL);
+  if (sh != MPI_COMM_NULL) {
+    MPI_Comm_size(sh, &size);
+#ifdef TOROID_MPI
+    CHECK_INT(size, 1);
+#endif
+    MPI_Comm_free(&sh);
+  }
+  MPI_Info_free(&hw);
+  /* unguided: strict subsets, the level named in the info argument and in
+     the new communicator's info; a single process cannot be split. */
+  MPI_Info_create(&hw);
+  CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, hw, &sh));
+  if (mt_size > 1) CHECK(sh != MPI_COMM_NULL);
+  if (sh != MPI_COMM_NULL) {
+    char level[64] = "";
+    int found = 0;
+    MPI_Comm_size(sh, &size);
+    CHECK(size < mt_size);
+    MPI_Info_get(hw, "mpi_hw_resource_type", sizeof level - 1, level, &found);
+    CHECK(found && level[0]);
+    MPI_Info used;
+    MPI_Comm_get_info(sh, &used);
+    found = 0;
+    MPI_Info_get(used, "mpi_hw_resource_type", sizeof level - 1, level, &found);
+    CHECK(found && level[0]);
+    MPI_Info_free(&used);
+    /* one level down there is nothing left to split */
+    MPI_Comm below;
+    CHECK_RC(MPI_Comm_split_type(sh, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &below));
+    if (size == 1) CHECK(below == MPI_COMM_NULL);
+    if (below != MPI_COMM_NULL) MPI_Comm_free(&below);
+    MPI_Comm_free(&sh);
+  }
+  MPI_Info_free(&hw);
+#endif
   /* idup, with a collective on the parent started before it. */
   MPI_Request rq[2];
   int x = mt_rank, y = 0;
