@@ -70,6 +70,10 @@ class Job {
   // "<totals_name()>: k=v ...", e.g. "traffic: expected=E delivered=D ...".
   virtual std::vector<std::pair<std::string, uint64_t>> totals() const { return {}; }
   virtual const char* totals_name() const { return ""; }
+  // For progress lines on long runs: how many cases the job will run (0 when
+  // it does not know; cases() holds those finished) and the one it is on.
+  virtual size_t planned_cases() const { return 0; }
+  virtual std::string current_case() const { return {}; }
 
  protected:
   std::vector<CaseResult> cases_;

@@ -230,15 +230,27 @@ SimSummary SimRig::run() {
     const double now = wall_seconds();
     if (!opt_.progress || now - last_wall < 1.0) return;
     uint32_t booted = 0, finished = 0;
+    // The job's cases: where the slowest node is (a self-test runs its
+    // cases in one order on every node).
+    const Job* slowest = nullptr;
     for (const auto& sn : nodes_) {
       booted += sn->node->state() != NodeState::kCreated && sn->node->state() != NodeState::kTraining;
       finished += sn->node->finished();
+      const Job* j = sn->node->job();
+      if (j && j->planned_cases() > 0 && !sn->node->finished() &&
+          (!slowest || j->cases().size() < slowest->cases().size()))
+        slowest = j;
     }
+    std::string cases;
+    if (slowest)
+      cases = ", slowest node at case " + std::to_string(slowest->cases().size() + 1) + " of " +
+              std::to_string(slowest->planned_cases()) + " (" + slowest->current_case() + ")";
     const uint64_t events = fabric_->stats().events;
     char vt[32];
-    kLog.info("sim: %s virtual, %u/%u nodes booted, %u done, %lu events (%.2f M/s)",
+    kLog.info("sim: %s virtual, %u/%u nodes booted, %u done, %lu events (%.2f M/s)%s",
               format_duration(fabric_->now(), vt, sizeof vt), booted, s.nodes, finished,
-              static_cast<unsigned long>(events), static_cast<double>(events - last_events) / (now - last_wall) / 1e6);
+              static_cast<unsigned long>(events), static_cast<double>(events - last_events) / (now - last_wall) / 1e6,
+              cases.c_str());
     last_wall = now;
     last_events = events;
   };

@@ -187,6 +187,12 @@ void SelftestJob::end_case(Status st, const std::string& skip) {
   if (next_ < plan_.size()) begin_case();
 }
 
+std::string SelftestJob::current_case() const {
+  if (next_ >= plan_.size()) return {};
+  const CaseSpec& c = plan_[next_].spec;
+  return std::string(coll_kind_name(c.kind)) + " " + c.algo + " " + c.label();
+}
+
 bool SelftestJob::poll() {
   if (phase_ == Phase::kIdle) return false;
   Status st;
