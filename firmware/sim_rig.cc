@@ -237,7 +237,7 @@ SimSummary SimRig::run() {
       booted += sn->node->state() != NodeState::kCreated && sn->node->state() != NodeState::kTraining;
       finished += sn->node->finished();
       const Job* j = sn->node->job();
-      if (j && j->planned_cases() > 0 && !sn->node->finished() &&
+      if (j && j->cases().size() < j->planned_cases() && !sn->node->finished() &&
           (!slowest || j->cases().size() < slowest->cases().size()))
         slowest = j;
     }
