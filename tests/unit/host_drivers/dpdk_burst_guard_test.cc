@@ -21,6 +21,7 @@
 #include "drivers/dpdk/dpdk_pool.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "host_test_util.h"
+#include "memif_pair.h"
 
 #include <CppUTest/TestHarness.h>
 
@@ -46,32 +47,19 @@ TEST(DpdkBurstGuard, TheInterruptUnregisterThePluginsCallIsTheGuards) {
 // interrupt thread, goes through wait_for_bursts before the regions go.
 TEST(DpdkBurstGuard, AMemifDisconnectPassesThroughTheGuard) {
   const std::string sock = host_test::dpdk_env().dir + "/guard.sock";
-  DpdkPoolConfig pc;
-  pc.mbufs = 1023;
-  pc.frame_room = 2048;
-  auto pool = DpdkPacketPool::create(pc);
-  CHECK(pool.is_ok());
-  DpdkPortConfig cfg;
-  cfg.pool = pool.value().get();
-  cfg.spec = "memif:role=server,socket=" + sock + ",id=0";
-  cfg.index = 1;
-  auto s = DpdkPort::open(cfg);
-  CHECK_TEXT(s.is_ok(), s.status().to_string().c_str());
-  cfg.spec = "memif:role=client,socket=" + sock + ",id=0";
-  cfg.index = 2;
-  auto c = DpdkPort::open(cfg);
-  CHECK_TEXT(c.is_ok(), c.status().to_string().c_str());
-  CHECK(s.value()->start(kSec).is_ok());
-  CHECK(c.value()->start(2 * kSec).is_ok());
-  CHECK(s.value()->wait_link_up(5 * kSec).is_ok());
+  auto pool = host_test::make_pool(1023, 2048);
+  CHECK(pool != nullptr);
+  host_test::MemifPair p = host_test::open_pair(host_test::memif("server", sock), pool.get(),
+                                                host_test::memif("client", sock), pool.get());
+  CHECK(p.ok());
   const uint64_t before = dpdk::burst_guard_stats().teardowns;
-  c.value()->stop();
-  for (int i = 0; i < 2000 && s.value()->link_state() == LinkState::kUp; ++i) usleep(1000);
-  CHECK(s.value()->link_state() == LinkState::kDown);
+  p.client->stop();
+  for (int i = 0; i < 2000 && p.server->link_state() == LinkState::kUp; ++i) usleep(1000);
+  CHECK(p.server->link_state() == LinkState::kDown);
   // Both ends' control channels were unregistered through the guard.
   CHECK(dpdk::burst_guard_stats().teardowns >= before + 2);
-  c.value()->close();
-  s.value()->close();
+  p.client->close();
+  p.server->close();
 }
 
 TEST(DpdkBurstGuard, ATeardownWaitsForTheBurstInProgressAndOnlyForIt) {
@@ -124,32 +112,18 @@ TEST(DpdkBurstGuard, ABurstThatNeverEndsHoldsATeardownOneSecondAndIsCounted) {
 // guard about 230 of the 400 teardowns each run find a burst to wait for.
 TEST(DpdkBurstGuard, AServerPolledWhileItsClientComesAndGoesSurvives) {
   const std::string sock = host_test::dpdk_env().dir + "/churn.sock";
-  DpdkPoolConfig pc;
-  pc.mbufs = 1023;
-  pc.frame_room = 2048;
-  auto spool = DpdkPacketPool::create(pc);
-  auto cpool = DpdkPacketPool::create(pc);
-  CHECK(spool.is_ok() && cpool.is_ok());
-  DpdkPortConfig cfg;
-  cfg.pool = spool.value().get();
-  cfg.spec = "memif:role=server,socket=" + sock + ",id=0";
-  cfg.index = 1;
-  auto s = DpdkPort::open(cfg);
-  CHECK_TEXT(s.is_ok(), s.status().to_string().c_str());
-  cfg.pool = cpool.value().get();
-  cfg.spec = "memif:role=client,socket=" + sock + ",id=0";
-  cfg.index = 2;
-  auto c = DpdkPort::open(cfg);
-  CHECK_TEXT(c.is_ok(), c.status().to_string().c_str());
-  DpdkPort* server = s.value().get();
-  DpdkPort* client = c.value().get();
-  CHECK(server->start(kSec).is_ok());
-  CHECK(client->start(2 * kSec).is_ok());
-  CHECK(server->wait_link_up(5 * kSec).is_ok());
+  auto spool = host_test::make_pool(1023, 2048);
+  auto cpool = host_test::make_pool(1023, 2048);
+  CHECK(spool != nullptr && cpool != nullptr);
+  host_test::MemifPair p = host_test::open_pair(host_test::memif("server", sock), spool.get(),
+                                                host_test::memif("client", sock), cpool.get());
+  CHECK(p.ok());
+  DpdkPort* server = p.server.get();
+  DpdkPort* client = p.client.get();
 
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> polls{0}, sent{0};
-  PacketPool* pool = spool.value().get();
+  PacketPool* pool = spool.get();
   std::thread poller([&] {
     Packet* rx[32];
     while (!stop.load(std::memory_order_relaxed)) {
@@ -175,7 +149,7 @@ TEST(DpdkBurstGuard, AServerPolledWhileItsClientComesAndGoesSurvives) {
     for (int i = 0; i < 40; ++i) {
       Packet* tx[32];
       uint16_t m = 0;
-      while (m < 32 && (tx[m] = cpool.value()->alloc()) != nullptr) std::memset(tx[m++]->append(1500), 0x5a, 1500);
+      while (m < 32 && (tx[m] = cpool->alloc()) != nullptr) std::memset(tx[m++]->append(1500), 0x5a, 1500);
       const uint16_t took = client->tx_burst(tx, m);
       for (uint16_t k = took; k < m; ++k) tx[k]->free();
       const uint16_t n = client->rx_burst(rx, 32);

@@ -22,6 +22,7 @@
 #include "drivers/dpdk/eal.h"
 #include "flow.h"
 #include "host_test_util.h"
+#include "memif_pair.h"
 #include "tests/skip.h"
 
 #include <CppUTest/TestHarness.h>
@@ -29,72 +30,16 @@
 using namespace toroid;
 using host_test::Flow;
 using host_test::pump;
+using host_test::make_pool;
+using host_test::memif;
+using host_test::MemifPair;
+using host_test::open_pair;
 
 namespace {
 
 bool exists(const std::string& path) {
   struct stat sb;
   return stat(path.c_str(), &sb) == 0;
-}
-
-std::string memif(const char* role, const std::string& socket, const char* extra = "") {
-  return std::string("memif:role=") + role + ",socket=" + socket + ",id=0" + extra;
-}
-
-std::unique_ptr<DpdkPacketPool> make_pool(uint32_t mbufs, uint32_t room) {
-  DpdkPoolConfig c;
-  c.mbufs = mbufs;
-  c.frame_room = room;
-  auto r = DpdkPacketPool::create(c);
-  if (!r) {
-    std::printf("pool: %s\n", r.status().to_string().c_str());
-    return nullptr;
-  }
-  return std::move(r.value());
-}
-
-// Opens server then client (in one process the server must exist first),
-// starts both and waits for the link. Empty on failure (printed).
-struct MemifPair {
-  std::unique_ptr<DpdkPort> server, client;
-  bool ok() const { return server && client; }
-};
-
-MemifPair open_pair(const std::string& sspec, DpdkPacketPool* spool, const std::string& cspec, DpdkPacketPool* cpool) {
-  MemifPair p;
-  DpdkPortConfig cfg;
-  cfg.spec = sspec;
-  cfg.pool = spool;
-  cfg.index = 1;
-  auto s = DpdkPort::open(cfg);
-  if (!s) {
-    std::printf("open server: %s\n", s.status().to_string().c_str());
-    return p;
-  }
-  cfg.spec = cspec;
-  cfg.pool = cpool;
-  cfg.index = 2;
-  auto c = DpdkPort::open(cfg);
-  if (!c) {
-    std::printf("open client: %s\n", c.status().to_string().c_str());
-    return p;
-  }
-  Status st = s.value()->start(kSec);
-  if (st) st = c.value()->start(2 * kSec);
-  if (st) st = s.value()->wait_link_up(5 * kSec);
-  if (st) st = c.value()->wait_link_up(5 * kSec);
-  if (!st) {
-    std::printf("start: %s\n", st.to_string().c_str());
-    return p;
-  }
-  // A memif sender needs free slots, which its receiver posts when it polls
-  // rx: the first rx_burst on each side primes the rings (a node polls
-  // every port from boot on, so this only matters to one-shot tests).
-  Packet* none[1];
-  if (s.value()->rx_burst(none, 1) + c.value()->rx_burst(none, 1) != 0) std::printf("unexpected frame at link up\n");
-  p.server = std::move(s.value());
-  p.client = std::move(c.value());
-  return p;
 }
 
 Flow flow(Port* tx, Port* rx, PacketPool* pool, uint16_t rx_index) {
