@@ -35,7 +35,6 @@ class SelftestJob final : public Job {
   bool poll() override;
   bool done() const override { return next_ >= plan_.size() && phase_ == Phase::kIdle; }
   Status status() const override { return status_; }
-  size_t planned() const { return plan_.size(); }
   size_t planned_cases() const override { return plan_.size(); }
   std::string current_case() const override;
 
