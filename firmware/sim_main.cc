@@ -76,6 +76,8 @@ const char kUsage[] =
     "\n"
     "self-test job (--job selftest):\n"
     "  --level full|quick    quick: no datatype x op sweep, no 1 MiB cases (default full)\n"
+    "  --only LIST           only these collectives or algorithms: KIND or KIND:ALGO,\n"
+    "                        comma separated (e.g. alltoall,allreduce:ring)\n"
     "\n"
     "traffic job (--job traffic):\n"
     "  --pattern P           uniform | transpose | bitcomp | neighbor | alltoall | ring\n"
@@ -184,7 +186,7 @@ int main(int argc, char** argv) {
       if (e == std::string::npos || e == 0 || v.find_first_of(" \t#") != std::string::npos)
         return usage_error("--arg '%s': expected KEY=VALUE without spaces", v.c_str());
       opt.job_args[v.substr(0, e)] = v.substr(e + 1);
-    } else if (arg == "--level" || arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing" ||
+    } else if (arg == "--level" || arg == "--only" || arg == "--pattern" || arg == "--messages" || arg == "--size" || arg == "--routing" ||
                arg == "--colls" || arg == "--algos" || arg == "--sizes" || arg == "--reps") {
       std::string v;
       if (!need(&v)) return usage_error("option %s needs a value", arg);

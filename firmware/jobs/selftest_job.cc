@@ -1,5 +1,6 @@
 #include "firmware/jobs/selftest_job.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/rng.h"
@@ -40,7 +41,25 @@ uint64_t fingerprint(const uint8_t* p, size_t n) {
 Result<SelftestSpec> parse_selftest_args(const std::map<std::string, std::string>& args) {
   SelftestSpec s;
   for (const auto& [k, v] : args) {
-    if (k != "level") return error(Code::kInvalid, "--%s is not an option of --job selftest (level)", k.c_str());
+    if (k == "only") {
+      size_t at = 0;
+      while (at <= v.size()) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        const std::string item = v.substr(at, comma - at);
+        at = comma + 1;
+        const size_t colon = item.find(':');
+        auto kind = parse_coll_kind(item.substr(0, colon));
+        if (!kind) return error(Code::kInvalid, "--only '%s': %s", item.c_str(), kind.status().message().c_str());
+        SelftestSpec::Only o{*kind, colon == std::string::npos ? "" : item.substr(colon + 1)};
+        if (!o.algo.empty() && !find_algo(o.kind, o.algo))
+          return error(Code::kInvalid, "--only '%s': %s has no algorithm '%s' (%s)", item.c_str(),
+                       coll_kind_name(o.kind), o.algo.c_str(), algo_names(o.kind).c_str());
+        s.only.push_back(o);
+      }
+      continue;
+    }
+    if (k != "level")
+      return error(Code::kInvalid, "--%s is not an option of --job selftest (level, only)", k.c_str());
     if (v == "quick") s.quick = true;
     else if (v != "full") return error(Code::kInvalid, "--level '%s': use full or quick", v.c_str());
   }
@@ -110,9 +129,15 @@ void SelftestJob::add_kind(CollKind kind, const std::string& algo) {
 
 void SelftestJob::build_plan() {
   plan_.clear();
+  auto wanted = [&](const AlgoInfo& a) {
+    if (opt_.only.empty()) return true;
+    for (const auto& o : opt_.only)
+      if (o.kind == a.kind && (o.algo.empty() || o.algo == a.name)) return true;
+    return false;
+  };
   for (CollKind kind : kKinds)
     for (const AlgoInfo& a : algorithms())
-      if (a.kind == kind) add_kind(kind, a.name);
+      if (a.kind == kind && wanted(a)) add_kind(kind, a.name);
 }
 
 void SelftestJob::start() {

@@ -11,7 +11,9 @@
 // verdict, time) per case; the rig prints the table and the verdict.
 //
 // Job argument `level`: full (default) or quick (no datatype x op sweep and
-// no 1 MiB cases: for slow rigs such as TCG guests).
+// no 1 MiB cases: for slow rigs such as TCG guests). Job argument `only`: a
+// comma list of KIND or KIND:ALGO (e.g. alltoall,allreduce:ring) to run
+// those collectives or algorithms alone (each with all its cases).
 #pragma once
 #include <map>
 #include <string>
@@ -25,6 +27,11 @@ namespace toroid {
 
 struct SelftestSpec {
   bool quick = false;
+  struct Only {
+    CollKind kind;
+    std::string algo;  // "" for every algorithm of the kind
+  };
+  std::vector<Only> only;  // empty: everything
 };
 Result<SelftestSpec> parse_selftest_args(const std::map<std::string, std::string>& args);
 

@@ -48,7 +48,10 @@ const char kUsage[] =
     "  --driver D            memif (default) | uring | af_xdp | af_packet (kernel\n"
     "                        NICs: needs root; docs/deploy.md)\n"
     "  --seed N              seed for the job's data (default 1)\n"
-    "  --arg KEY=VALUE       a job argument (repeatable); traffic shorthands:\n"
+    "  --arg KEY=VALUE       a job argument (repeatable); self-test shorthands:\n"
+    "  --level full|quick    quick: no datatype x op sweep, no 1 MiB cases\n"
+    "  --only LIST           only these collectives or algorithms (KIND or KIND:ALGO)\n"
+    "                        traffic shorthands:\n"
     "  --pattern P --messages N --size BYTES --routing R\n"
     "                        bench shorthands (docs/bench.md):\n"
     "  --colls LIST          allreduce,bcast,reduce,allgather,alltoall,reduce_scatter,\n"
@@ -159,7 +162,7 @@ int main(int argc, char** argv) {
       opt.job_args["in-place"] = yn;
       continue;
     }
-    if (is_coll_option(arg) || arg == "--level") {
+    if (is_coll_option(arg) || arg == "--level" || arg == "--only") {
       if (!need(&v)) return usage_error("option " + arg + " needs a value");
       if (v.empty() || v.find_first_of(" \t#") != std::string::npos) return usage_error(arg + " '" + v + "': no spaces");
       opt.job_args[arg.substr(2)] = v;

@@ -123,6 +123,23 @@ TEST(SimCli, JobArgumentsAndInPlaceTakeTheFormsTheHelpGives) {
   LONGS_EQUAL(2, o.status);
 }
 
+// The self-test's --only: just the collectives, or algorithms, it names,
+// each with all its cases; a name the library does not have is refused.
+TEST(SimCli, SelftestOnlyRunsTheNamedCollectivesAndAlgorithms) {
+  Out o = sim("--dims 2x2x1 --job selftest --only alltoall:pairwise,barrier --quiet");
+  LONGS_EQUAL_TEXT(0, o.status, o.text.c_str());
+  CHECK_TEXT(has(o, "cases: 25/25 passed on every node"), o.text.c_str());  // 6 barrier + 19 pairwise
+  CHECK_TEXT(has(o, "alltoall       pairwise           int64 n=33 in-place m=3"), o.text.c_str());
+  CHECK_TEXT(has(o, "barrier        dissemination      16 rounds"), o.text.c_str());
+  CHECK_FALSE_TEXT(has(o, "bruck") || has(o, "allreduce ") || has(o, "xor-inplace"), o.text.c_str());
+  o = sim("--dims 2x2x1 --job selftest --only allreduse --quiet");
+  LONGS_EQUAL(2, o.status);
+  CHECK_TEXT(has(o, "--only 'allreduse': unknown collective 'allreduse'"), o.text.c_str());
+  o = sim("--dims 2x2x1 --job selftest --only alltoall:nope --quiet");
+  LONGS_EQUAL(2, o.status);
+  CHECK_TEXT(has(o, "alltoall has no algorithm 'nope' (xor-inplace, random-order, pairwise, bruck)"), o.text.c_str());
+}
+
 TEST(SimCli, HelpDescribesTheContractForms) {
   Out o = sim("--help");
   LONGS_EQUAL(0, o.status);
