@@ -117,12 +117,14 @@ void Messenger::on_link_down(uint16_t port, const Status& why) {
   while (RecvReq* r = posted_head_) {
     unlink_posted(r);
     r->done_ = true;
+    completed(r);
     r->status_ = why;
   }
   for (Peer* pr : peer_store_)
     for (InMsg* m = pr->msgs; m; m = m->next)
       if (m->req && !m->req->done_) {
         m->req->done_ = true;
+        completed(m->req);
         m->req->status_ = why;
         m->req->msg_ = nullptr;
         m->req = nullptr;
@@ -135,12 +137,14 @@ void Messenger::reset(const Status& why) {
   while (RecvReq* r = posted_head_) {
     unlink_posted(r);
     r->done_ = true;
+    completed(r);
     r->status_ = why;
   }
   for (Peer* pr : peer_store_) {
     while (InMsg* m = pr->msgs) {
       if (m->req && !m->req->done_) {
         m->req->done_ = true;
+        completed(m->req);
         m->req->status_ = why;
         m->req->msg_ = nullptr;
       }
@@ -157,6 +161,7 @@ void Messenger::reset(const Status& why) {
   }
   spill_check_ = false;
   stalled_head_ = nullptr;  // every peer's record was cleared above
+  heavy_head_ = nullptr;
   credit_due_.clear();  // (dropping held frames queued credits for peers that start over)
   gated_.clear();
   held_frames_ = 0;
@@ -186,16 +191,29 @@ bool Messenger::poll() {
     spill_check_ = false;
     spill_blockers();
   }
+  // One pass that drops the finished sends and keeps the others in order
+  // (erasing each in place moved the rest: quadratic in an all-to-all).
   bool sent = false;
-  for (size_t i = 0; i < active_.size();) {
+  size_t keep = 0;
+  for (size_t i = 0; i < active_.size(); ++i) {
     SendOp& op = active_[i];
+    // Every pending send has a segment to inject: with the injection queue
+    // full none can move, so the rest stay as they are.
+    if (!net_.can_inject()) {
+      if (keep != i) std::move(active_.begin() + static_cast<ptrdiff_t>(i), active_.end(),
+                               active_.begin() + static_cast<ptrdiff_t>(keep));
+      keep += active_.size() - i;
+      break;
+    }
     const uint64_t before = op.offset;
     const bool started = op.started;
     const bool done = pump_send(op) && sent_out(op);
     sent |= op.offset != before || op.started != started || done;
-    if (done) active_.erase(active_.begin() + static_cast<ptrdiff_t>(i));
-    else ++i;
+    if (done) continue;
+    if (keep != i) active_[keep] = op;
+    ++keep;
   }
+  active_.resize(keep);
   moved |= sent;
   if (!gated_.empty()) moved |= flush_gated();
   return moved;

@@ -125,6 +125,24 @@ struct InMsg;  // a message being received (p2p_internal.h)
 // A posted receive. Owned by the caller, who keeps it alive (and its buffer)
 // until done() or until Messenger::unpost() returns true. Fill the request
 // fields, then Messenger::post().
+// Where a caller holding many receives learns which completed without
+// scanning them all: each completion of a receive that points here appends
+// its cookie (room for cap entries; past that, overflow is set and the
+// caller scans). The caller empties it (n = 0) as it reads it.
+struct CompletionLog {
+  uint32_t* slots = nullptr;
+  uint32_t cap = 0;
+  uint32_t n = 0;
+  bool overflow = false;
+};
+
+class RecvReq;
+// Posted receives of one source (or of any source), in posting order.
+struct RecvBucket {
+  RecvReq* head = nullptr;
+  RecvReq* tail = nullptr;
+};
+
 class RecvReq {
  public:
   // ---- request ----
@@ -138,6 +156,9 @@ class RecvReq {
   // A send of ours (its handle) whose unsent bytes this receive must not
   // overwrite; 0 for none.
   uint64_t gate = 0;
+  // Optional: its completion appends `cookie` to *log.
+  CompletionLog* log = nullptr;
+  uint32_t cookie = 0;
 
   // ---- result (valid once done()) ----
   bool done() const { return done_; }
@@ -152,6 +173,10 @@ class RecvReq {
   InMsg* msg_ = nullptr;         // the message bound to it
   RecvReq* next_ = nullptr;      // posted list
   RecvReq* prev_ = nullptr;
+  RecvBucket* bucket_ = nullptr; // its source's posted receives (or any source's)
+  RecvReq* bnext_ = nullptr;
+  RecvReq* bprev_ = nullptr;
+  uint64_t order_ = 0;           // posting order, across buckets
   bool posted_ = false;
   bool done_ = false;
   Status status_;
@@ -239,9 +264,11 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void reset(const Status& why);
 
  private:
+  struct Peer;
   struct SendOp {
     uint64_t handle = 0;
     uint32_t dst = 0;  // rank
+    Peer* pr = nullptr;  // dst's record (records live as long as the messenger)
     uint16_t context = 0;
     uint32_t tag = 0;
     uint32_t seq = 0;
@@ -262,8 +289,10 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
     uint32_t dst;
     uint32_t seq;
   };
-  struct Peer;
   Peer& peer(uint32_t rank);
+  // The pending send with this handle, or null: a binary search, as active_
+  // stays in handle order (issued in order; removals keep the order).
+  const SendOp* find_active(uint64_t handle) const;
   // p2p_send.cc
   bool pump_send(SendOp& op);
   bool send_credit(uint32_t rank, Peer& pr);
@@ -292,6 +321,15 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void complete(InMsg* m, Status st);
   bool spill(InMsg* m);
   void spill_blockers();
+  // Frames held from one source that tie up half its window of credit.
+  // A receive completed (any status): logged where it asks.
+  void completed(RecvReq* r) {
+    if (CompletionLog* l = r->log) {
+      if (l->n < l->cap) l->slots[l->n++] = r->cookie;
+      else l->overflow = true;
+    }
+  }
+  uint32_t tied_frames() const { return cfg_.window / 2 > 1 ? cfg_.window / 2 : 1; }
   void spill_source(Peer& pr);
   void apply_spill(InMsg* m);
   void free_msg(InMsg* m);
@@ -299,6 +337,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void discard_msg(InMsg* m);
   void unlink_unexpected(InMsg* m);
   void unlink_posted(RecvReq* r);
+  void link_posted(RecvReq* r, RecvBucket* b);
   void abort_msg(uint32_t src, uint32_t seq);
 
   NetStack& net_;
@@ -314,6 +353,8 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   std::vector<SyncWait> sync_wait_;            // synchronous sends waiting for their ack
   RecvReq* posted_head_ = nullptr;             // posted, unmatched receives, in post order
   RecvReq* posted_tail_ = nullptr;
+  RecvBucket any_source_;                      // posted receives from any source
+  uint64_t posts_ = 0;                         // receives posted (their order_)
   InMsg* unexpected_head_ = nullptr;           // unmatched messages, in arrival order
   InMsg* unexpected_tail_ = nullptr;
   InMsg* free_msgs_ = nullptr;                 // recycled message records
@@ -326,6 +367,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   uint32_t held_frames_ = 0;                   // frames held by unexpected messages
   uint64_t store_bytes_ = 0;                   // bytes of spill buffers in use
   Peer* stalled_head_ = nullptr;               // peers with stalled set, so a look need not scan them all
+  Peer* heavy_head_ = nullptr;                 // peers that held half a window of frames (spill_blockers)
   bool spill_check_ = false;                   // frames were held or a receive posted since the last look
   std::vector<InMsg*> gated_;                  // bound messages with frames waiting for their gate
   Status status_;

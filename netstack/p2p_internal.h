@@ -51,7 +51,10 @@ struct Messenger::Peer {
   uint32_t held = 0;          // frames held for its messages (unexpected, or behind a gate)
   bool stalled = false;       // our send to it waited for credit since we last looked
   Peer* next_stalled = nullptr;  // the Messenger's list of stalled peers
+  bool heavy = false;         // on the heavy list: held reached half the window since we last looked
+  Peer* next_heavy = nullptr;
   InMsg* msgs = nullptr;      // in-progress messages, by seq
+  RecvBucket posted;          // posted receives naming it as the source
 };
 
 }  // namespace toroid

@@ -246,6 +246,11 @@ void Messenger::hold(InMsg* m, Peer& pr, Packet* p, uint64_t n) {
   m->held_tail = p;
   ++m->held;
   ++pr.held;
+  if (pr.held >= tied_frames() && !pr.heavy) {
+    pr.heavy = true;
+    pr.next_heavy = heavy_head_;
+    heavy_head_ = &pr;
+  }
   ++held_frames_;
   ctr_.held_bytes += n;
   ctr_.peak_held_bytes = std::max(ctr_.peak_held_bytes, ctr_.held_bytes);
@@ -258,11 +263,15 @@ void Messenger::match_new(uint32_t src, Peer& pr) {
   for (InMsg* m = pr.msgs; m;) {
     InMsg* next = m->next;  // bind() may finish m and recycle it
     if (!m->req && m->on_unexpected && matchable(pr, *m)) {
-      for (RecvReq* r = posted_head_; r; r = r->next_) {
-        if (!fits(*r, src, m->ctx, m->tag)) continue;
-        bind(r, m);
-        break;
-      }
+      // The earliest posted of the first that fits among this source's
+      // receives and the first among the any-source ones (each list is in
+      // posting order), not a scan of every posted receive.
+      RecvReq* r = pr.posted.head;
+      while (r && !fits(*r, src, m->ctx, m->tag)) r = r->bnext_;
+      RecvReq* any = any_source_.head;
+      while (any && !fits(*any, src, m->ctx, m->tag)) any = any->bnext_;
+      if (any && (!r || any->order_ < r->order_)) r = any;
+      if (r) bind(r, m);
     }
     m = next;
   }
@@ -279,8 +288,25 @@ Status Messenger::post(RecvReq* r) {
   r->done_ = false;
   r->status_ = Status::ok();
   r->length_ = 0;
-  // The earliest arrived message that fits; then the earliest of its source
-  // (a later one of the same source may have overtaken it on another path).
+  // From one source: its earliest unexpected message (by seq) that fits,
+  // found in its own list rather than among every source's.
+  if (r->src != kAnySource) {
+    if (static_cast<uint32_t>(r->src) >= net_.dims().nodes())
+      return error(Code::kInvalid, "post: source rank %d is outside the partition (%u nodes)", r->src,
+                   net_.dims().nodes());
+    Peer& pr = peer(static_cast<uint32_t>(r->src));
+    for (InMsg* q = pr.msgs; q; q = q->next) {
+      if (q->on_unexpected && fits(*r, q->src, q->ctx, q->tag) && matchable(pr, *q)) {
+        bind(r, q);
+        return Status::ok();
+      }
+    }
+    link_posted(r, &pr.posted);
+    return Status::ok();
+  }
+  // From any source: the earliest arrived message that fits; then the
+  // earliest of its source (a later one of the same source may have
+  // overtaken it on another path).
   for (InMsg* m = unexpected_head_; m; m = m->unx_next) {
     if (!fits(*r, m->src, m->ctx, m->tag)) continue;
     Peer& pr = peer(m->src);
@@ -295,14 +321,26 @@ Status Messenger::post(RecvReq* r) {
     bind(r, first);
     return Status::ok();
   }
+  link_posted(r, &any_source_);
+  return Status::ok();
+}
+
+// Onto the posted list (every posted receive, in order) and its bucket.
+void Messenger::link_posted(RecvReq* r, RecvBucket* b) {
   r->posted_ = true;
+  r->order_ = ++posts_;
   r->next_ = nullptr;
   r->prev_ = posted_tail_;
   if (posted_tail_) posted_tail_->next_ = r;
   else posted_head_ = r;
   posted_tail_ = r;
+  r->bucket_ = b;
+  r->bnext_ = nullptr;
+  r->bprev_ = b->tail;
+  if (b->tail) b->tail->bnext_ = r;
+  else b->head = r;
+  b->tail = r;
   spill_check_ = true;
-  return Status::ok();
 }
 
 void Messenger::unlink_posted(RecvReq* r) {
@@ -312,6 +350,13 @@ void Messenger::unlink_posted(RecvReq* r) {
   if (r->next_) r->next_->prev_ = r->prev_;
   else posted_tail_ = r->prev_;
   r->next_ = r->prev_ = nullptr;
+  RecvBucket* b = r->bucket_;
+  if (r->bprev_) r->bprev_->bnext_ = r->bnext_;
+  else b->head = r->bnext_;
+  if (r->bnext_) r->bnext_->bprev_ = r->bprev_;
+  else b->tail = r->bprev_;
+  r->bnext_ = r->bprev_ = nullptr;
+  r->bucket_ = nullptr;
   r->posted_ = false;
 }
 
@@ -380,14 +425,12 @@ void Messenger::bind(RecvReq* r, InMsg* m) {
 bool Messenger::gate_clear(const RecvReq* r, uint64_t off, uint64_t n) const {
   if (!r->gate || n == 0 || off >= r->cap) return true;
   const uint64_t len = std::min(n, r->cap - off);
-  for (const SendOp& op : active_) {
-    if (op.handle != r->gate) continue;
-    const uint8_t* unsent = op.data + op.offset;
-    const uint8_t* end = op.data + op.len;
-    const uint8_t* b = r->buf + off;
-    return !(b < end && unsent < b + len);
-  }
-  return true;  // the send has left
+  const SendOp* op = find_active(r->gate);
+  if (!op) return true;  // the send has left
+  const uint8_t* unsent = op->data + op->offset;
+  const uint8_t* end = op->data + op->len;
+  const uint8_t* b = r->buf + off;
+  return !(b < end && unsent < b + len);
 }
 
 // Write out the held frames of bound message m that may land now; true if
@@ -476,6 +519,7 @@ void Messenger::complete(InMsg* m, Status st) {
                static_cast<unsigned long long>(m->total), m->src, m->tag, static_cast<unsigned long long>(r->cap));
   r->msg_ = nullptr;
   r->done_ = true;
+  completed(r);
   r->status_ = std::move(st);
   ++ctr_.msgs_received;
   free_msg(m);
@@ -548,7 +592,7 @@ void Messenger::spill_source(Peer& pr) {
 // - more than max_held frames are held in all (the packet pool is shared
 //   with the links).
 void Messenger::spill_blockers() {
-  const uint32_t tied = std::max<uint32_t>(1, cfg_.window / 2);
+  const uint32_t tied = tied_frames();
   // Our send to a source waits for its credit while we hold half its
   // window: each side may be holding the other's frames. Spill ours.
   // Only the peers on the stalled list (a scan of every peer here was a
@@ -562,14 +606,29 @@ void Messenger::spill_blockers() {
     pr->stalled = false;
     if (pr->held >= tied) spill_source(*pr);
   }
-  for (RecvReq* r = posted_head_; r; r = r->next_) {
-    if (r->src != kAnySource) {
-      auto it = peers_.find(static_cast<uint32_t>(r->src));
-      if (it != peers_.end() && it->second->held >= tied) spill_source(*it->second);
-      continue;
+  // A posted receive that waits on a source holding half its window. Only a
+  // peer on the heavy list can hold that much (hold() puts it there), so
+  // the posted receives are scanned only while the list is not empty (an
+  // all-to-all step posts a receive per rank, and this runs at each hold).
+  if (heavy_head_) {
+    for (RecvReq* r = posted_head_; r; r = r->next_) {
+      if (r->src != kAnySource) {
+        auto it = peers_.find(static_cast<uint32_t>(r->src));
+        if (it != peers_.end() && it->second->held >= tied) spill_source(*it->second);
+        continue;
+      }
+      for (auto& [rank, pr] : peers_)
+        if (pr->held >= tied) spill_source(*pr);
     }
-    for (auto& [rank, pr] : peers_)
-      if (pr->held >= tied) spill_source(*pr);
+    for (Peer** link = &heavy_head_; Peer* pr = *link;) {
+      if (pr->held >= tied) {
+        link = &pr->next_heavy;
+        continue;
+      }
+      *link = pr->next_heavy;
+      pr->next_heavy = nullptr;
+      pr->heavy = false;
+    }
   }
   for (InMsg* m = unexpected_head_; m && held_frames_ > cfg_.max_held;) {
     InMsg* next = m->unx_next;
@@ -588,6 +647,7 @@ void Messenger::discard_msg(InMsg* m) {
     RecvReq* r = m->req;
     r->msg_ = nullptr;
     r->done_ = true;
+    completed(r);
     r->status_ = error(Code::kAborted, "rank %u dropped its message (tag %u) part way", m->src, m->tag);
     m->req = nullptr;
   }

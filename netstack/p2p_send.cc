@@ -34,6 +34,7 @@ Result<uint64_t> Messenger::send(const Coord& dst, uint16_t context, uint32_t ta
   op.handle = next_handle_++;
   if (next_handle_ == 0) next_handle_ = 1;  // across the wrap: 0 is nobody's handle
   op.dst = rank_of(dst, net_.dims());
+  op.pr = &peer(op.dst);
   op.context = context;
   op.tag = tag;
   op.data = static_cast<const uint8_t*>(data);
@@ -56,11 +57,19 @@ Result<uint64_t> Messenger::send(const Coord& dst, uint16_t context, uint32_t ta
 bool Messenger::send_done(uint64_t handle) const {
   // Issued handles are [first_handle, next_handle_) mod 2^64, 0 excepted.
   if (handle == 0 || handle - cfg_.first_handle >= next_handle_ - cfg_.first_handle) return false;
-  for (const SendOp& op : active_)
-    if (op.handle == handle) return false;
+  if (find_active(handle)) return false;
   for (const SyncWait& w : sync_wait_)
     if (w.handle == handle) return false;
   return true;
+}
+
+const Messenger::SendOp* Messenger::find_active(uint64_t handle) const {
+  // Ordered by distance from the first handle, which survives the wrap of
+  // the 64-bit counter.
+  const uint64_t key = handle - cfg_.first_handle;
+  auto it = std::lower_bound(active_.begin(), active_.end(), key,
+                             [&](const SendOp& op, uint64_t k) { return op.handle - cfg_.first_handle < k; });
+  return it != active_.end() && it->handle == handle ? &*it : nullptr;
 }
 
 bool Messenger::cancel_unsent(uint64_t handle) {
@@ -126,7 +135,7 @@ Packet* Messenger::make_segment(uint32_t rank, uint16_t context, uint32_t tag, u
 // queue allow; true when op is fully sent. The message number is taken with
 // the first segment, so a send cancelled before it left leaves no gap.
 bool Messenger::pump_send(SendOp& op) {
-  Peer& pr = peer(op.dst);
+  Peer& pr = *op.pr;
   while (!op.started || op.offset < op.len) {
     if (pr.segs_sent - pr.peer_took >= cfg_.window) {
       ++ctr_.credit_stalls;

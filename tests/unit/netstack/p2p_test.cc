@@ -328,3 +328,80 @@ TEST(Messenger, SendHandlesWrapAround2To64AndSkipZero) {
   CHECK_FALSE(m->send_done(2));                  // not issued yet
   CHECK_FALSE(m->send_done(~uint64_t{0} - 2));   // before the first
 }
+
+// Receives are filed by source (any-source ones on a list of their own), yet
+// a message still takes the earliest posted receive that fits, across the
+// lists; a receive naming its source finds that source's unexpected message
+// among other sources' earlier ones.
+TEST(Messenger, ReceivesOfOneSourceAndOfAnySourceMatchInPostingOrder) {
+  std::vector<std::vector<uint8_t>> buf(6, std::vector<uint8_t>(4, 0));
+  RecvReq r[6];
+  auto post = [&](int i, int32_t src, uint32_t tag, bool any_tag) {
+    r[i].src = src;
+    r[i].context = 9;
+    r[i].tag = tag;
+    r[i].any_tag = any_tag;
+    r[i].buf = buf[i].data();
+    r[i].cap = 4;
+    CHECK(m->post(&r[i]).is_ok());
+  };
+  post(0, 1, 5, false);           // rank 1, tag 5
+  post(1, kAnySource, 5, false);  // anyone, tag 5
+  post(2, 2, 5, false);           // rank 2, tag 5
+  post(3, 1, 0, true);            // rank 1, any tag
+  feed(Seg{2, 9, 0, 5, 4, 0, {1, 1, 1, 1}});
+  CHECK(r[1].done() && buf[1][0] == 1);  // the any-source receive was posted before rank 2's
+  CHECK_FALSE(r[2].done());
+  feed(Seg{1, 9, 0, 5, 4, 0, {2, 2, 2, 2}});
+  CHECK(r[0].done() && buf[0][0] == 2);
+  feed(Seg{1, 9, 1, 5, 4, 0, {3, 3, 3, 3}});
+  CHECK(r[3].done() && buf[3][0] == 3);
+  feed(Seg{2, 9, 1, 5, 4, 0, {4, 4, 4, 4}});
+  CHECK(r[2].done() && buf[2][0] == 4);
+  // Unexpected: rank 3's message first, then rank 1's.
+  feed(Seg{3, 9, 0, 7, 4, 0, {5, 5, 5, 5}});
+  feed(Seg{1, 9, 2, 7, 4, 0, {6, 6, 6, 6}});
+  post(4, 1, 7, false);
+  CHECK(r[4].done() && buf[4][0] == 6);
+  post(5, kAnySource, 7, false);
+  CHECK(r[5].done() && buf[5][0] == 5);
+  UNSIGNED_LONGLONGS_EQUAL(6, m->counters().msgs_received);
+  // A source outside the partition (4 nodes) is refused, by name.
+  RecvReq bad;
+  bad.src = 4;
+  bad.context = 9;
+  Status st = m->post(&bad);
+  CHECK_FALSE(st.is_ok());
+  STRCMP_CONTAINS("source rank 4 is outside the partition (4 nodes)", st.message().c_str());
+}
+
+// A completion log collects the cookies of the receives that completed, in
+// completion order; past its room it says so (overflow) instead.
+TEST(Messenger, ACompletionLogListsTheReceivesThatCompleted) {
+  uint32_t slots[2] = {0, 0};
+  CompletionLog log;
+  log.slots = slots;
+  log.cap = 2;
+  std::vector<uint8_t> buf(12, 0);
+  RecvReq r[3];
+  for (uint32_t i = 0; i < 3; ++i) {
+    r[i].src = 1;
+    r[i].context = 9;
+    r[i].tag = i;
+    r[i].buf = buf.data() + 4 * i;
+    r[i].cap = 4;
+    r[i].log = &log;
+    r[i].cookie = 10 + i;
+    CHECK(m->post(&r[i]).is_ok());
+  }
+  feed(Seg{1, 9, 0, 2, 4, 0, {1, 1, 1, 1}});
+  feed(Seg{1, 9, 1, 0, 4, 0, {2, 2, 2, 2}});
+  UNSIGNED_LONGS_EQUAL(2, log.n);
+  UNSIGNED_LONGS_EQUAL(12, slots[0]);
+  UNSIGNED_LONGS_EQUAL(10, slots[1]);
+  CHECK_FALSE(log.overflow);
+  feed(Seg{1, 9, 2, 1, 4, 0, {3, 3, 3, 3}});
+  CHECK(r[1].done());
+  CHECK(log.overflow);
+  UNSIGNED_LONGS_EQUAL(2, log.n);
+}
