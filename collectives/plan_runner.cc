@@ -33,8 +33,14 @@ Status PlanAlgo::start(Comm& comm, const CollArgs& args) {
     if (state_.size() < most_recvs) state_.resize(most_recvs);
     if (prev_same_peer_.size() < most_recvs) prev_same_peer_.resize(most_recvs);
     by_peer_.reserve(most_recvs);
+    if (ov_at_.size() < most_recvs + 1) ov_at_.resize(most_recvs + 1);
+    by_start_.reserve(most_sends);
+    max_end_.reserve(most_sends);
+    if (log_slots_.size() < most_recvs) log_slots_.resize(most_recvs);
     shape_ = shape;
   }
+  log_.slots = log_slots_.data();
+  log_.cap = static_cast<uint32_t>(log_slots_.size());
   // The scratch never needs clearing: every plan writes before it reads.
   if (tmp_.size() < plan_.tmp_elems * args.esize) tmp_.resize(plan_.tmp_elems * args.esize);
   arrivals_.clear();
@@ -91,9 +97,9 @@ bool PlanAlgo::ready(uint32_t i, uint64_t* gate) {
   const size_t e = args_.esize;
   const uint8_t* rb = base(r.buf) + r.off * e;
   const uint64_t rn = r.n * e;
-  for (size_t k = 0; k < st.sends.size(); ++k) {
-    const schedule::Send& s = st.sends[k];
-    if (handles_[k] == 0 || !overlap(rb, rn, base(s.buf) + s.off * e, s.n * e)) continue;
+  for (uint32_t o = ov_at_[i]; o < ov_at_[i + 1]; ++o) {
+    const uint32_t k = ov_idx_[o];
+    if (handles_[k] == 0) continue;
     if (handles_[k] != kNotSent && comm_->send_done(handles_[k])) {
       handles_[k] = 0;  // left: no need to ask again
       continue;
@@ -111,8 +117,43 @@ bool PlanAlgo::ready(uint32_t i, uint64_t* gate) {
   return true;
 }
 
+// For each receive of the step, the sends it overlaps, found once per step
+// through the sends sorted by address (with the running maximum of their
+// ends), not by testing every send against every receive at each look: an
+// all-to-all step has a send and a receive per rank.
+void PlanAlgo::index_overlaps(const schedule::Step& st) {
+  const size_t e = args_.esize;
+  auto start = [&](uint32_t k) { return reinterpret_cast<uintptr_t>(base(st.sends[k].buf) + st.sends[k].off * e); };
+  by_start_.clear();
+  for (uint32_t k = 0; k < st.sends.size(); ++k)
+    if (st.sends[k].n) by_start_.push_back(k);
+  std::sort(by_start_.begin(), by_start_.end(), [&](uint32_t a, uint32_t b) { return start(a) < start(b); });
+  max_end_.clear();
+  for (uint32_t k : by_start_)
+    max_end_.push_back(std::max(max_end_.empty() ? 0 : max_end_.back(), start(k) + st.sends[k].n * e));
+  ov_idx_.clear();
+  for (uint32_t i = 0; i < st.recvs.size(); ++i) {
+    ov_at_[i] = static_cast<uint32_t>(ov_idx_.size());
+    const schedule::Recv& r = st.recvs[i];
+    if (r.n == 0) continue;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(base(r.buf) + r.off * e), hi = lo + r.n * e;
+    // The sends that start below hi, from the last one down while some of
+    // them still reaches above lo.
+    size_t j = static_cast<size_t>(std::partition_point(by_start_.begin(), by_start_.end(),
+                                                        [&](uint32_t k) { return start(k) < hi; }) -
+                                   by_start_.begin());
+    while (j > 0 && max_end_[j - 1] > lo) {
+      --j;
+      const uint32_t k = by_start_[j];
+      if (start(k) + st.sends[k].n * e > lo) ov_idx_.push_back(k);
+    }
+  }
+  ov_at_[st.recvs.size()] = static_cast<uint32_t>(ov_idx_.size());
+}
+
 // Post every waiting receive of the step that may land now.
 bool PlanAlgo::post_ready() {
+  if (waiting_ == 0) return false;
   const schedule::Step& st = plan_.steps[step_];
   bool moved = false;
   for (uint32_t i = 0; i < st.recvs.size(); ++i) {
@@ -128,12 +169,15 @@ bool PlanAlgo::post_ready() {
     q.buf = base(r.buf) + r.off * args_.esize;
     q.cap = r.n * args_.esize;
     q.action = RecvAction{};
+    q.log = &log_;
+    q.cookie = i;
     if (r.act == Act::kReduce) q.action = RecvAction{&PlanAlgo::reduce_into, &args_.red, static_cast<uint32_t>(args_.esize)};
     if (Status s = comm_->msgr().post(&q); !s) {
       fail(s);
       return true;
     }
     state_[i] = RecvState::kPosted;
+    --waiting_;
     moved = true;
   }
   return moved;
@@ -143,6 +187,9 @@ bool PlanAlgo::begin_step() {
   const schedule::Step& st = plan_.steps[step_];
   for (const auto& c : st.before) copy(c);
   recvs_done_ = 0;
+  waiting_ = static_cast<uint32_t>(st.recvs.size());
+  log_.n = 0;
+  log_.overflow = false;
   std::fill(state_.begin(), state_.begin() + static_cast<ptrdiff_t>(st.recvs.size()), RecvState::kWaiting);
   // Each receive's previous receive from the same peer, found by sorting
   // (peer, index) once per step: O(R log R), where a scan per receive and
@@ -157,6 +204,7 @@ bool PlanAlgo::begin_step() {
   // Receives first (those that may land at once), so the sends' data finds
   // them posted at the other end as often as possible; then the sends.
   handles_.assign(st.sends.size(), kNotSent);  // overlapping receives wait for their send's handle
+  index_overlaps(st);
   post_ready();
   if (done_) return true;
   const size_t e = args_.esize;
@@ -183,12 +231,15 @@ bool PlanAlgo::sends_left() {
   return true;
 }
 
-// Collect finished receives: their sizes must be the plan's.
+// Collect finished receives: their sizes must be the plan's. The messenger
+// logs each completed receive of the step (log_), so this looks only at
+// those, not at every receive of the step at every poll (an all-to-all step
+// holds a receive per rank); a full log falls back to the scan.
 bool PlanAlgo::check_done() {
   const schedule::Step& st = plan_.steps[step_];
   bool moved = false;
-  for (uint32_t i = 0; i < st.recvs.size() && !done_; ++i) {
-    if (state_[i] != RecvState::kPosted || !reqs_[i].done()) continue;
+  auto collect = [&](uint32_t i) {
+    if (state_[i] != RecvState::kPosted || !reqs_[i].done()) return;
     const RecvReq& q = reqs_[i];
     const schedule::Recv& r = st.recvs[i];
     state_[i] = RecvState::kDone;
@@ -201,14 +252,24 @@ bool PlanAlgo::check_done() {
                  "(count %llu here)",
                  coll_kind_name(args_.kind), r.peer, static_cast<unsigned long long>(q.length()), step_,
                  static_cast<unsigned long long>(want), static_cast<unsigned long long>(args_.count)));
-      return true;
+      return;
     }
     if (!q.status()) {
       fail(error(q.status().code(), "%s: step %u, from rank %u: %s", coll_kind_name(args_.kind), step_, r.peer,
                  q.status().message().c_str()));
-      return true;
+      return;
     }
     if (st.first_come) arrivals_.push_back(r.peer);
+  };
+  const bool scan = log_.overflow;
+  const uint32_t logged = log_.n;
+  log_.n = 0;
+  log_.overflow = false;
+  if (scan) {
+    for (uint32_t i = 0; i < st.recvs.size() && !done_; ++i) collect(i);
+  } else {
+    for (uint32_t k = 0; k < logged && !done_; ++k)
+      if (log_.slots[k] < st.recvs.size()) collect(log_.slots[k]);
   }
   return moved;
 }

@@ -64,6 +64,7 @@ class PlanAlgo : public CollAlgo {
   bool begin_step();
   bool post_ready();
   bool ready(uint32_t i, uint64_t* gate);
+  void index_overlaps(const schedule::Step& st);
   static constexpr uint64_t kNotSent = ~uint64_t{0};  // a send of the step not issued yet
   bool check_done();
   bool next_step();
@@ -80,9 +81,16 @@ class PlanAlgo : public CollAlgo {
   std::vector<RecvState> state_;
   std::vector<int32_t> prev_same_peer_;  // per receive of the step: the previous one from its peer (-1: none)
   std::vector<uint64_t> by_peer_;         // scratch: (peer, index) sorted
+  // Per receive of the step, the sends whose bytes it overlaps:
+  // ov_idx_[ov_at_[i] .. ov_at_[i+1]) (index_overlaps()).
+  std::vector<uint32_t> ov_at_, ov_idx_, by_start_;
+  std::vector<uintptr_t> max_end_;
   std::vector<uint32_t> arrivals_;
   uint32_t step_ = 0;
   uint32_t recvs_done_ = 0;
+  uint32_t waiting_ = 0;              // receives of the step not posted yet
+  std::vector<uint32_t> log_slots_;  // the step's receives that completed, by index (log_)
+  CompletionLog log_;
   bool in_step_ = false;
 };
 
