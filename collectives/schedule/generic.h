@@ -110,6 +110,20 @@ inline Copy copy_op(Buf from, uint64_t from_off, Buf to, uint64_t to_off, uint64
 inline Send send_op(uint32_t peer, Buf b, uint64_t off, uint64_t n) { return Send{peer, b, off, n}; }
 inline Recv recv_op(uint32_t peer, Buf b, uint64_t off, uint64_t n, Act act) { return Recv{peer, b, off, n, act}; }
 
+// Adds a step of a ring plan without its zero-length messages and copies:
+// both ends of a message compute its length alike, so both drop it, and the
+// messages of a pair still match in order. A step left with nothing is not
+// added: a count smaller than the ring (the blocks beyond it are empty)
+// costs messages only for the blocks that hold data, not 2(n-1) steps of
+// empty ones on every rank.
+inline void add_data_step(Plan& p, Step st) {
+  std::erase_if(st.sends, [](const Send& s) { return s.n == 0; });
+  std::erase_if(st.recvs, [](const Recv& r) { return r.n == 0; });
+  std::erase_if(st.before, [](const Copy& c) { return c.n == 0; });
+  if (st.sends.empty() && st.recvs.empty() && st.before.empty()) return;
+  p.steps.push_back(std::move(st));
+}
+
 // Puts `init`, local copies that must come before everything else, ahead of
 // the first step's copies, or ahead of `finish` when the plan has no steps.
 inline void start_with(Plan& p, const std::vector<Copy>& init) {

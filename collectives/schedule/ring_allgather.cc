@@ -8,7 +8,8 @@
 // block is already at recv[r*count].
 //
 // Cost: n-1 steps; (n-1) * count elements sent per rank, (n-1)/2 * count per
-// link direction. Any n.
+// link direction. Any n; count 0 or 1 leave one or both directions empty,
+// and their messages are not sent (add_data_step).
 #include "collectives/schedule/generic.h"
 
 namespace toroid::schedule {
@@ -25,7 +26,7 @@ Plan ring_allgather_plan(uint32_t n, uint32_t r, uint64_t count, bool in_place) 
     st.sends = {send_op(right, Buf::kOut, cs * count, h), send_op(left, Buf::kOut, ks * count + h, g)};
     st.recvs = {recv_op(left, Buf::kOut, cr * count, h, Act::kCopy),
                 recv_op(right, Buf::kOut, kr * count + h, g, Act::kCopy)};
-    p.steps.push_back(std::move(st));
+    add_data_step(p, std::move(st));
   }
   start_with(p, init);
   return p;

@@ -19,7 +19,8 @@
 // Cost: 2(n-1) steps; each step a rank sends one block of each half, one to
 // each neighbour: 2(n-1)/n * count elements sent per rank in total, (n-1)/n *
 // count per link direction. Works for any n; count < 2n gives empty blocks,
-// sent as zero-length messages.
+// which are not sent (add_data_step): each block that holds data costs its
+// 2(n-1) messages, and a rank's plan keeps only the steps that move data.
 #include "collectives/schedule/generic.h"
 
 namespace toroid::schedule {
@@ -42,7 +43,7 @@ Plan ring_allreduce_plan(uint32_t n, uint32_t r, uint64_t count, bool in_place) 
     st.sends = {send_op(right, Buf::kOut, as.off, as.n), send_op(left, Buf::kOut, bs.off, bs.n)};
     st.recvs = {recv_op(left, Buf::kOut, ar.off, ar.n, Act::kReduce),
                 recv_op(right, Buf::kOut, br.off, br.n, Act::kReduce)};
-    p.steps.push_back(std::move(st));
+    add_data_step(p, std::move(st));
   }
   for (uint32_t s = 0; s + 1 < n; ++s) {  // allgather
     Step st;
@@ -50,7 +51,7 @@ Plan ring_allreduce_plan(uint32_t n, uint32_t r, uint64_t count, bool in_place) 
     st.sends = {send_op(right, Buf::kOut, as.off, as.n), send_op(left, Buf::kOut, bs.off, bs.n)};
     st.recvs = {recv_op(left, Buf::kOut, ar.off, ar.n, Act::kCopy),
                 recv_op(right, Buf::kOut, br.off, br.n, Act::kCopy)};
-    p.steps.push_back(std::move(st));
+    add_data_step(p, std::move(st));
   }
   start_with(p, init);
   return p;

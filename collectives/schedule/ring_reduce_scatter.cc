@@ -17,8 +17,8 @@
 // the next rank's input in ring order (fixed_order).
 //
 // Cost: n-1 steps; (n-1) * count elements sent per rank, (n-1)/2 * count per
-// link direction. Any n; count 0 or 1 give zero-length messages on one or both
-// directions.
+// link direction. Any n; count 0 or 1 leave one or both directions empty,
+// and their messages are not sent (add_data_step).
 #include "collectives/schedule/generic.h"
 
 namespace toroid::schedule {
@@ -48,7 +48,7 @@ Plan ring_reduce_scatter_plan(uint32_t n, uint32_t r, uint64_t count, bool in_pl
     }
     st.recvs = {recv_op(left, Buf::kTmp, cw_slot[s % 2], h, Act::kReduce),
                 recv_op(right, Buf::kTmp, ccw_slot[s % 2], g, Act::kReduce)};
-    p.steps.push_back(std::move(st));
+    add_data_step(p, std::move(st));
   }
   const uint32_t last = (n - 2) % 2;
   p.finish = {copy_op(Buf::kTmp, cw_slot[last], Buf::kOut, 0, h), copy_op(Buf::kTmp, ccw_slot[last], Buf::kOut, h, g)};

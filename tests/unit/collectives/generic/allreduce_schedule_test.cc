@@ -201,12 +201,26 @@ TEST(GenericAllreduce, RingTakesTwoNMinusOneStepsBetweenNeighboursOnly) {
   }
 }
 
-TEST(GenericAllreduce, RingSmallCountsSendZeroLengthMessagesConsistently) {
-  for (uint32_t n : {3u, 8u, 27u}) {
-    auto rep = run_sum(kAlgos[0], n, 1, false);
-    for (uint32_t r = 0; r < n; ++r) LONGS_EQUAL(2 * (n - 1), rep.steps[r]);
-    for (const auto& step : rep.msgs) LONGS_EQUAL(2 * n, step.size());  // empty blocks still travel
-  }
+// A count below 2n leaves blocks empty: they are not sent. Each block that
+// holds data still takes its 2(n-1) messages (n-1 reducing, n-1 copying),
+// and nothing else travels.
+TEST(GenericAllreduce, RingSmallCountsSendOnlyTheBlocksThatHoldData) {
+  for (uint32_t n : {3u, 8u, 27u})
+    for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t{7}, 2 * uint64_t{n} - 1}) {
+      auto rep = run_sum(kAlgos[0], n, count, false);
+      const uint64_t h = (count + 1) / 2, g = count - h;
+      const uint64_t blocks = std::min<uint64_t>(h, n) + std::min<uint64_t>(g, n);
+      uint64_t msgs = 0;
+      for (const auto& step : rep.msgs)
+        for (const auto& m : step) {
+          CHECK_TEXT(m.elems > 0, where("ring", n, count, false).c_str());
+          ++msgs;
+        }
+      LONGS_EQUAL_TEXT(2 * (n - 1) * blocks, msgs, where("ring", n, count, false).c_str());
+      for (uint32_t r = 0; r < n; ++r) CHECK(rep.steps[r] <= 2 * (n - 1));
+      if (count == 0)
+        for (uint32_t r = 0; r < n; ++r) LONGS_EQUAL(0, rep.steps[r]);
+    }
 }
 
 TEST(GenericAllreduce, RecursiveDoublingStepsPeersAndBytes) {
