@@ -67,17 +67,35 @@ void check_all_ok(const std::vector<Status>& st, const std::string& what) {
 }
 
 // Steps the runner must take at `rank` (the formulas of the schedules' header comments).
-uint32_t expected_steps(const Case& c, uint32_t n, uint32_t rank, uint32_t root) {
+// The ring allreduce's steps at `rank` that move data: a step sends one
+// block of each half and receives one (reduce-scatter: clockwise sends
+// block r-s and takes r-s-1, counter-clockwise r+s and r+s+1; allgather:
+// r+1-s and r-s, r-1+s and r+s), and a half of h elements has n blocks of
+// which only the first h hold data when h < n. Empty blocks are not sent.
+uint32_t ring_allreduce_steps(uint32_t n, uint32_t rank, uint64_t count) {
+  const uint64_t h = (count + 1) / 2, g = count - h;
+  const int64_t r = rank, nn = n;
+  auto holds = [&](uint64_t half, int64_t j) { return half >= n || static_cast<uint64_t>(((j % nn) + nn) % nn) < half; };
+  uint32_t steps = 0;
+  for (int64_t s = 0; s + 1 < nn; ++s) {
+    steps += holds(h, r - s) || holds(h, r - s - 1) || holds(g, r + s) || holds(g, r + s + 1);
+    steps += holds(h, r + 1 - s) || holds(h, r - s) || holds(g, r - 1 + s) || holds(g, r + s);
+  }
+  return steps;
+}
+
+uint32_t expected_steps(const Case& c, uint32_t n, uint32_t rank, uint32_t root, uint64_t count) {
   const schedule::Fold f(n);
   const uint32_t lg = schedule::ceil_log2(f.p);
   auto folded = [&](uint32_t acting) { return f.idle(rank) ? 2 : f.absorbs(rank) ? acting + 2 : acting; };
   const std::string a = c.algo;
   switch (c.kind) {
     case CollKind::kAllreduce:
-      if (a == "ring") return 2 * (n - 1);
+      if (a == "ring") return ring_allreduce_steps(n, rank, count);
       return a == "rabenseifner" ? folded(2 * lg) : folded(lg);
-    case CollKind::kReduceScatter: return a == "ring" ? n - 1 : n == 1 ? 0 : folded(lg);
-    case CollKind::kAllgather: return a == "ring" ? n - 1 : folded(lg);
+    // (ring: a count of 0 per block sends nothing)
+    case CollKind::kReduceScatter: return a == "ring" ? (count ? n - 1 : 0) : n == 1 ? 0 : folded(lg);
+    case CollKind::kAllgather: return a == "ring" ? (count ? n - 1 : 0) : folded(lg);
     case CollKind::kAlltoall: return a == "pairwise" ? n - 1 : schedule::ceil_log2(n);
     case CollKind::kBarrier: return schedule::ceil_log2(n);
     default: break;
@@ -164,7 +182,7 @@ void run_case(SimRig& rig, const Case& c, uint64_t count, bool in_place, uint32_
     STRCMP_EQUAL_TEXT(c.algo, comms[r]->algo().c_str(), what.c_str());
     auto* pa = dynamic_cast<PlanAlgo*>(comms[r]->active_algo());
     CHECK_TRUE_TEXT(pa != nullptr, what.c_str());
-    const uint32_t steps = expected_steps(c, n, me, root);
+    const uint32_t steps = expected_steps(c, n, me, root, count);
     if (steps != UINT32_MAX) LONGS_EQUAL_TEXT(steps, pa->steps_run(), (what + " rank " + std::to_string(me)).c_str());
     const auto& got = recv[r];
     auto expect = [&](uint64_t at, int64_t want, const char* which) {
