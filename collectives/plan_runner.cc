@@ -35,6 +35,7 @@ Status PlanAlgo::start(Comm& comm, const CollArgs& args) {
     by_peer_.reserve(most_recvs);
     if (ov_at_.size() < most_recvs + 1) ov_at_.resize(most_recvs + 1);
     by_start_.reserve(most_sends);
+    ov_idx_.reserve(most_recvs);  // one overlapping send per receive is the usual most
     max_end_.reserve(most_sends);
     if (log_slots_.size() < most_recvs) log_slots_.resize(most_recvs);
     shape_ = shape;
