@@ -44,23 +44,19 @@ struct MemifPair {
 
 inline MemifPair open_pair(const std::string& sspec, DpdkPacketPool* spool, const std::string& cspec, DpdkPacketPool* cpool) {
   MemifPair p;
-  DpdkPortConfig cfg;
-  cfg.spec = sspec;
-  cfg.pool = spool;
-  cfg.index = 1;
-  auto s = DpdkPort::open(cfg);
-  if (!s) {
-    std::printf("open server: %s\n", s.status().to_string().c_str());
-    return p;
-  }
-  cfg.spec = cspec;
-  cfg.pool = cpool;
-  cfg.index = 2;
-  auto c = DpdkPort::open(cfg);
-  if (!c) {
-    std::printf("open client: %s\n", c.status().to_string().c_str());
-    return p;
-  }
+  auto open = [](const std::string& spec, DpdkPacketPool* pool, uint16_t index, const char* role) {
+    DpdkPortConfig cfg;
+    cfg.spec = spec;
+    cfg.pool = pool;
+    cfg.index = index;
+    auto port = DpdkPort::open(cfg);
+    if (!port) std::printf("open %s: %s\n", role, port.status().to_string().c_str());
+    return port;
+  };
+  auto s = open(sspec, spool, 1, "server");
+  if (!s) return p;
+  auto c = open(cspec, cpool, 2, "client");
+  if (!c) return p;
   Status st = s.value()->start(kSec);
   if (st) st = c.value()->start(2 * kSec);
   if (st) st = s.value()->wait_link_up(5 * kSec);
