@@ -319,9 +319,6 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   bool write_segment(InMsg* m, uint64_t off, const uint8_t* data, uint64_t n);
   void consume(uint32_t src, Peer& pr, uint32_t segs);
   void complete(InMsg* m, Status st);
-  bool spill(InMsg* m);
-  void spill_blockers();
-  // Frames held from one source that tie up half its window of credit.
   // A receive completed (any status): logged where it asks.
   void completed(RecvReq* r) {
     if (CompletionLog* l = r->log) {
@@ -329,9 +326,14 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
       else l->overflow = true;
     }
   }
+  // Frames held from one source that tie up half its window of credit.
   uint32_t tied_frames() const { return cfg_.window / 2 > 1 ? cfg_.window / 2 : 1; }
+  // p2p_spill.cc
+  bool spill(InMsg* m);
+  void spill_blockers();
   void spill_source(Peer& pr);
   void apply_spill(InMsg* m);
+  // p2p_recv.cc
   void free_msg(InMsg* m);
   void drop_held(InMsg* m);
   void discard_msg(InMsg* m);

@@ -1,5 +1,6 @@
 // Messenger internals shared by p2p.cc (setup, dispatch, poll),
-// p2p_send.cc (segments out) and p2p_recv.cc (matching, delivery, spills).
+// p2p_send.cc (segments out), p2p_recv.cc (matching, delivery) and
+// p2p_spill.cc (spills).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -10,6 +11,17 @@
 namespace toroid {
 
 constexpr uint32_t kMsgHeaders = sizeof(wire::TorusHeader) + sizeof(wire::MsgHeader);
+
+// A segment's place in its message and its payload, from a checked frame.
+struct Seg {
+  uint64_t off;
+  uint32_t n;
+  const uint8_t* data;
+};
+inline Seg seg_of(Packet* p) {
+  const auto* mh = reinterpret_cast<const wire::MsgHeader*>(p->data() + sizeof(wire::TorusHeader));
+  return Seg{mh->offset.get(), p->len - kMsgHeaders, p->data() + kMsgHeaders};
+}
 
 // A message of one source that has begun to arrive: bound to a posted
 // receive (its segments are written straight into the receive's buffer), or
