@@ -60,6 +60,7 @@ void NetStack::add_port(uint16_t index, Port* port, const std::string& label) {
     links_.resize(index + 1);
     port_dir_.resize(index + 1, kNumDirs);
     in_.resize(index + 1);
+    in_busy_.resize((in_.size() * wire::kNumVcs + 63) / 64, 0);
   }
   uint8_t mac[6];
   wire::node_mac(mac, static_cast<uint8_t>(me_.c[0]), static_cast<uint8_t>(me_.c[1]),
@@ -192,6 +193,7 @@ void NetStack::reset(const Status& why) {
     for (auto& q : per_port)
       while (Packet* p = q.pop()) p->free();
   transit_n_ = 0;
+  std::fill(in_busy_.begin(), in_busy_.end(), 0);
   while (Packet* p = inject_.pop()) p->free();
   for (auto& l : links_)
     if (l && !l->disabled()) l->reset(why);
@@ -249,6 +251,8 @@ void NetStack::on_data(uint16_t index, Packet* p) {
   }
   q.push(p);
   ++transit_n_;
+  const uint32_t qi = uint32_t{index} * wire::kNumVcs + vc;
+  in_busy_[qi >> 6] |= uint64_t{1} << (qi & 63);
 }
 
 void NetStack::deliver(uint16_t port, Packet* p) {

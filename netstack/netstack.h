@@ -188,6 +188,10 @@ class NetStack final : public Poller, public LinkClient {
   std::vector<std::array<Queue, wire::kNumVcs>> in_;  // per port, per VC
   Queue inject_;
   uint32_t rr_ = 0;  // round-robin start over input queues
+  // Bit port * kNumVcs + vc: that input queue holds packets (forward_inputs
+  // visits only those, without touching the others).
+  std::vector<uint64_t> in_busy_;
+  bool in_busy(uint32_t qi) const { return (in_busy_[qi >> 6] >> (qi & 63)) & 1; }
   uint32_t transit_n_ = 0;  // packets in the input queues (all ports and VCs)
   NetCounters ctr_;
 };

@@ -198,8 +198,10 @@ bool NetStack::forward_inputs() {
   if (transit_n_ == 0) return false;
   bool moved = false;
   const uint32_t nq = static_cast<uint32_t>(in_.size()) * wire::kNumVcs;
-  for (uint32_t k = 0; k < nq; ++k) {
-    const uint32_t qi = (rr_ + k) % nq;
+  // In round-robin order from rr_, the busy queues only (no division per
+  // queue: this runs at every poll while anything is in transit).
+  for (uint32_t k = 0, qi = rr_; k < nq; ++k, qi = qi + 1 == nq ? 0 : qi + 1) {
+    if (!in_busy(qi)) continue;
     const uint16_t port = static_cast<uint16_t>(qi / wire::kNumVcs);
     const uint8_t vc = static_cast<uint8_t>(qi % wire::kNumVcs);
     Queue& q = in_[port][vc];
@@ -215,8 +217,9 @@ bool NetStack::forward_inputs() {
       --transit_n_;
       moved = true;
     }
+    if (!q.head) in_busy_[qi >> 6] &= ~(uint64_t{1} << (qi & 63));
   }
-  rr_ = nq ? (rr_ + 1) % nq : 0;
+  rr_ = rr_ + 1 >= nq ? 0 : rr_ + 1;
   return moved;
 }
 
