@@ -59,13 +59,36 @@ Messenger::~Messenger() {
   for (InMsg* m : msg_store_) delete m;
 }
 
+Messenger::Peer* Messenger::find_peer(uint32_t rank) const {
+  if (peer_slots_.empty()) return nullptr;
+  const size_t mask = peer_slots_.size() - 1;
+  for (size_t i = (rank * 0x9e3779b1u) >> peer_shift_;; i = (i + 1) & mask) {
+    const PeerSlot& s = peer_slots_[i];
+    if (!s.pr || s.rank == rank) return s.pr;
+  }
+}
+
+void Messenger::index_peer(Peer* pr) {
+  const size_t mask = peer_slots_.size() - 1;
+  size_t i = (pr->rank * 0x9e3779b1u) >> peer_shift_;
+  while (peer_slots_[i].pr) i = (i + 1) & mask;
+  peer_slots_[i] = PeerSlot{pr->rank, pr};
+}
+
 Messenger::Peer& Messenger::peer(uint32_t rank) {
-  auto it = peers_.find(rank);
-  if (it != peers_.end()) return *it->second;
+  if (Peer* pr = find_peer(rank)) return *pr;
   Peer* pr = new Peer();
+  pr->rank = rank;
   pr->next_seq = pr->contig = cfg_.first_seq;
   peer_store_.push_back(pr);
-  peers_.emplace(rank, pr);
+  if (peer_store_.size() * 2 > peer_slots_.size()) {  // keep it at most half full: double, re-index
+    const size_t size = peer_slots_.empty() ? 16 : peer_slots_.size() * 2;
+    peer_slots_.assign(size, PeerSlot{});
+    peer_shift_ = 32 - static_cast<uint32_t>(__builtin_ctzll(size));
+    for (Peer* p : peer_store_) index_peer(p);
+  } else {
+    index_peer(pr);
+  }
   return *pr;
 }
 
@@ -150,13 +173,17 @@ void Messenger::reset(const Status& why) {
       }
       free_msg(m);
     }
+    const uint32_t rank = pr->rank;  // (the peer table indexes it by rank)
     *pr = Peer{};
+    pr->rank = rank;
   }
   // Whole messages waiting for a receive: sent before the reset, so their
   // senders' numbering no longer covers them.
   while (InMsg* m = unexpected_head_) free_msg(m);
   for (Peer* pr : peer_store_) {
+    const uint32_t rank = pr->rank;
     *pr = Peer{};
+    pr->rank = rank;
     pr->next_seq = pr->contig = cfg_.first_seq;
   }
   spill_check_ = false;
@@ -215,7 +242,10 @@ bool Messenger::poll() {
   }
   active_.resize(keep);
   moved |= sent;
-  if (!gated_.empty()) moved |= flush_gated();
+  // A gated message may land more frames only once one of our sends read
+  // further, left or was cancelled: otherwise its gate has not moved.
+  if (!gated_.empty() && (sent || gates_moved_)) moved |= flush_gated();
+  gates_moved_ = false;
   return moved;
 }
 

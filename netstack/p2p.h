@@ -52,7 +52,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "base/log.h"
@@ -264,6 +263,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void reset(const Status& why);
 
  private:
+  friend struct InMsg;  // keeps its source's Peer record
   struct Peer;
   struct SendOp {
     uint64_t handle = 0;
@@ -347,7 +347,18 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   uint32_t seg_payload_ = 0;
   uint64_t next_handle_ = 1;  // cfg_.first_handle at construction (0 is skipped)
   std::vector<SendOp> active_;                 // pending sends, in send() order
-  std::unordered_map<uint32_t, Peer*> peers_;  // by partition rank (allocated on first contact)
+  // Peers by partition rank (allocated on first contact): open addressing,
+  // a power-of-two table at most half full, probed linearly from a
+  // multiplicative hash (one lookup per arriving segment: no division, no
+  // node to chase).
+  struct PeerSlot {
+    uint32_t rank = 0;
+    Peer* pr = nullptr;  // nullptr: empty
+  };
+  Peer* find_peer(uint32_t rank) const;
+  void index_peer(Peer* pr);
+  std::vector<PeerSlot> peer_slots_;
+  uint32_t peer_shift_ = 32;  // 32 - log2(peer_slots_.size())
   std::vector<Peer*> peer_store_;              // owns the Peers
   std::vector<uint32_t> credit_due_;           // ranks owed a credit message (may repeat)
   std::vector<uint32_t> abort_due_;            // (rank, seq) pairs of aborts not yet sent
@@ -372,6 +383,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   Peer* heavy_head_ = nullptr;                 // peers that held half a window of frames (spill_blockers)
   bool spill_check_ = false;                   // frames were held or a receive posted since the last look
   std::vector<InMsg*> gated_;                  // bound messages with frames waiting for their gate
+  bool gates_moved_ = false;                   // a send left active_ outside poll (cancel): flush gated_
   Status status_;
   P2pCounters ctr_;
 };

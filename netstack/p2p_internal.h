@@ -28,6 +28,7 @@ inline Seg seg_of(Packet* p) {
 // unexpected (its frames held as they arrived, or spilled into a store buffer).
 struct InMsg {
   uint32_t src = 0;          // partition rank
+  Messenger::Peer* pr = nullptr;  // src's record (records live as long as the Messenger)
   uint32_t seq = 0;          // per (source, destination) pair
   uint16_t ctx = 0;
   uint32_t tag = 0;
@@ -50,6 +51,7 @@ struct InMsg {
 };
 
 struct Messenger::Peer {
+  uint32_t rank = 0;          // its partition rank
   // ---- as a destination of our sends ----
   uint32_t next_seq = 0;      // the seq of our next message to it
   uint32_t segs_sent = 0;     // segments sent to it (mod 2^32)

@@ -29,6 +29,7 @@ InMsg* Messenger::new_msg(uint32_t src, Peer& pr, uint32_t seq, uint16_t ctx, ui
     msg_store_.push_back(m);
   }
   m->src = src;
+  m->pr = &pr;
   m->seq = seq;
   m->ctx = ctx;
   m->tag = tag;
@@ -65,7 +66,7 @@ void Messenger::unlink_unexpected(InMsg* m) {
 }
 
 void Messenger::free_msg(InMsg* m) {
-  Peer& pr = peer(m->src);
+  Peer& pr = *m->pr;
   if (m->gated) {
     for (size_t i = 0; i < gated_.size(); ++i)
       if (gated_[i] == m) {
@@ -98,7 +99,7 @@ void Messenger::free_msg(InMsg* m) {
 // Frees held frames without writing them (their segments count as consumed).
 void Messenger::drop_held(InMsg* m) {
   if (!m->held) return;
-  Peer& pr = peer(m->src);
+  Peer& pr = *m->pr;
   while (Packet* p = m->held_head) {
     m->held_head = p->next;
     ctr_.held_bytes -= p->len - kMsgHeaders;
@@ -294,7 +295,7 @@ Status Messenger::post(RecvReq* r) {
   // overtaken it on another path).
   for (InMsg* m = unexpected_head_; m; m = m->unx_next) {
     if (!fits(*r, m->src, m->ctx, m->tag)) continue;
-    Peer& pr = peer(m->src);
+    Peer& pr = *m->pr;
     if (!matchable(pr, *m)) continue;
     InMsg* first = m;
     for (InMsg* q = pr.msgs; q && q != m; q = q->next) {
@@ -368,11 +369,10 @@ bool Messenger::probe(int32_t src, uint16_t context, uint32_t tag, bool any_tag,
   want.any_tag = any_tag;
   for (const InMsg* m = unexpected_head_; m; m = m->unx_next) {
     if (!fits(want, m->src, m->ctx, m->tag)) continue;
-    auto it = peers_.find(m->src);
-    if (it == peers_.end() || !matchable(*it->second, *m)) continue;
+    if (!matchable(*m->pr, *m)) continue;
     const InMsg* first = m;
-    for (const InMsg* q = it->second->msgs; q && q != m; q = q->next) {
-      if (q->on_unexpected && fits(want, q->src, q->ctx, q->tag) && matchable(*it->second, *q)) {
+    for (const InMsg* q = m->pr->msgs; q && q != m; q = q->next) {
+      if (q->on_unexpected && fits(want, q->src, q->ctx, q->tag) && matchable(*m->pr, *q)) {
         first = q;
         break;
       }
@@ -421,7 +421,7 @@ bool Messenger::gate_clear(const RecvReq* r, uint64_t off, uint64_t n) const {
 // Write out the held frames of bound message m that may land now; true if
 // m is finished (and recycled).
 bool Messenger::release_gated(InMsg* m) {
-  Peer& pr = peer(m->src);
+  Peer& pr = *m->pr;
   uint32_t released = 0;
   Packet** at = &m->held_head;
   Packet* last = nullptr;

@@ -77,6 +77,7 @@ bool Messenger::cancel_unsent(uint64_t handle) {
     if (active_[i].handle != handle) continue;
     if (active_[i].started) return false;
     active_.erase(active_.begin() + static_cast<ptrdiff_t>(i));
+    gates_moved_ = true;
     return true;
   }
   return false;
@@ -92,6 +93,7 @@ bool Messenger::cancel(uint64_t handle) {
       abort_due_.push_back(op.seq);
     }
     active_.erase(active_.begin() + static_cast<ptrdiff_t>(i));
+    gates_moved_ = true;
     return true;
   }
   for (size_t i = 0; i < sync_wait_.size(); ++i) {

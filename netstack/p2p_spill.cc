@@ -42,7 +42,7 @@ bool Messenger::spill(InMsg* m) {
   ctr_.held_bytes += m->total;
   ctr_.peak_held_bytes = std::max(ctr_.peak_held_bytes, ctr_.held_bytes);
   ++ctr_.spilled;
-  Peer& pr = peer(m->src);
+  Peer& pr = *m->pr;
   const uint32_t held = m->held;
   while (Packet* p = m->held_head) {
     m->held_head = p->next;
@@ -96,11 +96,11 @@ void Messenger::spill_blockers() {
   if (heavy_head_) {
     for (RecvReq* r = posted_head_; r; r = r->next_) {
       if (r->src != kAnySource) {
-        auto it = peers_.find(static_cast<uint32_t>(r->src));
-        if (it != peers_.end() && it->second->held >= tied) spill_source(*it->second);
+        Peer* pr = find_peer(static_cast<uint32_t>(r->src));
+        if (pr && pr->held >= tied) spill_source(*pr);
         continue;
       }
-      for (auto& [rank, pr] : peers_)
+      for (Peer* pr : peer_store_)
         if (pr->held >= tied) spill_source(*pr);
     }
     for (Peer** link = &heavy_head_; Peer* pr = *link;) {
@@ -115,7 +115,7 @@ void Messenger::spill_blockers() {
   }
   for (InMsg* m = unexpected_head_; m && held_frames_ > cfg_.max_held;) {
     InMsg* next = m->unx_next;
-    if (m->held && matchable(peer(m->src), *m) && !spill(m)) {
+    if (m->held && matchable(*m->pr, *m) && !spill(m)) {
       spill_check_ = true;
       break;
     }

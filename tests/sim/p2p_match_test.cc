@@ -176,3 +176,48 @@ TEST(P2pMatch, WildcardsMatchEachSourcesMessagesInSendOrderAndProbesSeeTheEarlie
   STRCMP_CONTAINS("truncated", t.status().message().c_str());
   UNSIGNED_LONGS_EQUAL(9, t.length());
 }
+
+// Ranks send rank 0 two messages each: ranks 1..15, then, after a reset of
+// every messenger, ranks 1..31. Rank 0's peer table grows from 16 slots to
+// 32 in the first round and to 64 in the second, re-indexing peers that the
+// reset cleared: each message must land in the receive posted for its own
+// source and tag, with its own bytes, and nothing may be left over.
+TEST(P2pMatch, MessagesOfEverySourceMatchAcrossPeerTableGrowthAndAReset) {
+  LogCapture log;
+  auto rig = booted_rig("4x4x2");
+  CHECK_TRUE(rig != nullptr);
+  for (int round = 0; round < 2; ++round) {
+    const uint32_t n = round == 0 ? 16 : 32;
+    if (round == 1)
+      for (uint32_t r = 0; r < 32; ++r) msgr(*rig, r).reset(Status::ok());
+    std::vector<std::vector<uint8_t>> got(2 * n, std::vector<uint8_t>(64, 0));
+    std::vector<RecvReq> reqs(2 * n);
+    // Posted from the highest source down, the second message of each first.
+    for (uint32_t s = n - 1; s >= 1; --s)
+      for (uint32_t k : {1u, 0u}) {
+        reqs[2 * s + k] = recv_req(static_cast<int32_t>(s), 100 + k, false, got[2 * s + k].data(), 64);
+        CHECK_TRUE(msgr(*rig, 0).post(&reqs[2 * s + k]).is_ok());
+      }
+    std::vector<std::vector<uint8_t>> sent;
+    for (uint32_t s = 1; s < n; ++s)
+      for (uint32_t k : {0u, 1u}) {
+        sent.emplace_back(8 + s + k, static_cast<uint8_t>(round * 64 + 2 * s + k));
+        CHECK_TRUE(msgr(*rig, s).send(at(*rig, 0), kCtx, 100 + k, sent.back().data(), sent.back().size()).is_ok());
+      }
+    CHECK_TRUE(drive_until(*rig, [&] {
+      for (uint32_t s = 1; s < n; ++s)
+        if (!reqs[2 * s].done() || !reqs[2 * s + 1].done()) return false;
+      return true;
+    }));
+    for (uint32_t s = 1; s < n; ++s)
+      for (uint32_t k : {0u, 1u}) {
+        const RecvReq& r = reqs[2 * s + k];
+        CHECK_TRUE(r.status().is_ok());
+        UNSIGNED_LONGS_EQUAL(s, r.source());
+        UNSIGNED_LONGS_EQUAL(8 + s + k, r.length());
+        for (uint32_t i = 0; i < 8 + s + k; ++i) UNSIGNED_LONGS_EQUAL(round * 64 + 2 * s + k, got[2 * s + k][i]);
+      }
+    MsgEnvelope env;
+    CHECK_FALSE(msgr(*rig, 0).probe(kAnySource, kCtx, 0, true, &env));  // nothing unexpected is left
+  }
+}
