@@ -137,6 +137,12 @@ uint32_t TimerWheel::expire(uint64_t now_ns) {
     if (!expiring_) cursor_tick_ = std::max(cursor_tick_, now_ns / kTick);
     return 0;
   }
+  if (!next_dirty_ && now_ns < cached_next_) {
+    // The earliest deadline is known and later: nothing is due, and no
+    // timer's tick is below now's, so the cursor may move up to it.
+    cursor_tick_ = std::max(cursor_tick_, now_ns / kTick);
+    return 0;
+  }
   const uint64_t end_tick = std::max(now_ns / kTick, cursor_tick_);
   const uint64_t walk = std::min<uint64_t>(end_tick - cursor_tick_ + 1, kSlots);
 
