@@ -123,13 +123,17 @@ Status SimRig::build() {
     capture_ = std::move(cap.value());
   }
   const auto cabling = default_ports(dims, "sim");
+  // A medium that corrupts nothing delivers every frame bit for bit, as
+  // memif's shared memory does: its links skip the software CRC (data and
+  // acks; docs/sim.md). A plan with corrupt=P keeps it on every frame.
+  const bool integrity = opt_.faults.corrupt == 0;
   nodes_.reserve(n);
   region_of_.resize(n);
   for (uint32_t r = 0; r < n; ++r) {
     auto sn = std::make_unique<SimNode>(opt_.frame_bytes);
     region_of_[r] = static_cast<uint32_t>(uint64_t{r} * threads / n);
     const uint32_t id = fabric_->add_node(sn.get(), region_of_[r]);
-    for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, opt_.frame_bytes));
+    for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, opt_.frame_bytes, integrity));
     if (opt_.preallocate) sn->pool.reserve(tuning::kSimPoolMaxPackets / 4);
     nodes_.push_back(std::move(sn));
   }

@@ -197,8 +197,9 @@ uint32_t SimFabric::add_node(SimEndpoint* ep, uint32_t region) {
   return id;
 }
 
-SimPort* SimFabric::add_port(uint32_t node, std::string name, PacketPool* pool, uint32_t max_frame) {
+SimPort* SimFabric::add_port(uint32_t node, std::string name, PacketPool* pool, uint32_t max_frame, bool integrity) {
   assert(node < nodes_.size() && pool);
+  assert(!(integrity && plan_.corrupt > 0) && "a corrupting medium guarantees no integrity");
   const auto id = static_cast<uint32_t>(ports_.size());
   // The constructor is private to SimPort; make_unique cannot reach it.
   ports_.push_back(std::unique_ptr<SimPort>(new SimPort(this, node, id, std::move(name), pool)));
@@ -207,6 +208,7 @@ SimPort* SimFabric::add_port(uint32_t node, std::string name, PacketPool* pool, 
   p->local_ = n.nports++;
   p->region_ = regions_[n.region].get();
   p->info_.max_frame = max_frame;
+  p->info_.medium_integrity = integrity;
   if (!n.first_port) n.first_port = p;
   else n.last_port->next_on_node_ = p;
   n.last_port = p;

@@ -217,7 +217,9 @@ class SimFabric {
   // Nodes and ports. Node ids are dense, in registration order; a node runs
   // on its region's thread and reads that region's clock.
   uint32_t add_node(SimEndpoint* ep, uint32_t region = 0);
-  SimPort* add_port(uint32_t node, std::string name, PacketPool* pool, uint32_t max_frame);
+  // integrity: the port declares PortInfo::medium_integrity (its links send
+  // data and acks without a CRC); only where the fault plan corrupts nothing.
+  SimPort* add_port(uint32_t node, std::string name, PacketPool* pool, uint32_t max_frame, bool integrity = false);
   // Cable two unconnected ports; returns the link id. Random streams derive
   // from (seed, link id, direction).
   int connect(SimPort* a, SimPort* b);
