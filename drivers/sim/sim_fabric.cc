@@ -325,6 +325,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
     if (!plan_.any_random()) {
       SimFrame* f = reg.arena.get(p->len);
       std::memcpy(f->data(), p->data(), p->len);
+      f->digest = hash_bytes(f->data(), f->len);
       p->free();
       post(reg, to, arrival, order, f);
       continue;
@@ -358,6 +359,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
       ++st.corrupted;
       fold(&from->tx_trace_, &from->tx_traced_, now, link_tag(kTrCorrupt, link_id, d), bit);
     }
+    f->digest = hash_bytes(f->data(), f->len);  // after any flip: the bytes that arrive
     if (u_reorder < plan_.reorder) {
       const uint64_t hold = 1 + scale(r_hold, tuning::kSimReorderHoldNs);
       arrival += hold;
@@ -369,6 +371,7 @@ uint16_t SimFabric::transmit(SimPort* from, Packet** pkts, uint16_t n) {
       SimFrame* c = reg.arena.get(f->len);
       std::memcpy(c->data(), f->data(), f->len);
       c->flipped = f->flipped;
+      c->digest = f->digest;
       ++st.duplicated;
       fold(&from->tx_trace_, &from->tx_traced_, now, link_tag(kTrDup, link_id, d), arrival + 1);
       post(reg, to, arrival + 1, order, c);
@@ -405,7 +408,7 @@ void SimFabric::arrive(SimRegion& r, uint64_t now, SimPort* to, void* frame) {
     r.arena.put(f);
     return;
   }
-  const uint64_t digest = hash_bytes(f->data(), len);
+  const uint64_t digest = f->digest;
   if (to->rx_count_ >= tuning::kSimRxQueueMax) {
     ++st.rx_overflow;
     ++to->stats_.rx_dropped;

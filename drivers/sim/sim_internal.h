@@ -24,6 +24,8 @@ struct SimFrame {
   SimFrame* next;
   uint32_t len;
   uint32_t flipped;  // the bit the medium flipped, kIntact if none
+  uint64_t digest;   // of the bytes as they will arrive, for the trace (taken
+                     // while the sender's copy is still in cache)
   uint8_t cls;
   uint8_t* data() { return reinterpret_cast<uint8_t*>(this + 1); }
 };
