@@ -175,21 +175,6 @@ Result<Repro> parse_repro(const std::string& s) {
   return error(Code::kInvalid, "unknown reproducibility mode '%s' (known: none, fixed-order, exact)", s.c_str());
 }
 
-size_t dtype_size(DType t) {
-  switch (t) {
-    case DType::kInt8: case DType::kUint8: return 1;
-    case DType::kInt16: case DType::kUint16: return 2;
-    case DType::kInt32: case DType::kUint32: case DType::kFloat: return 4;
-    case DType::kInt64: case DType::kUint64: case DType::kDouble: return 8;
-    case DType::kAluWord: return 0;  // the ALU reducer says
-  }
-  return 0;
-}
-bool dtype_is_float(DType t) { return t == DType::kFloat || t == DType::kDouble; }
-bool dtype_is_signed(DType t) {
-  return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 || dtype_is_float(t);
-}
-size_t elem_size(DType t, ROp op) { return dtype_size(t) + (rop_is_loc(op) ? 4 : 0); }
 
 Status check_rop(DType t, ROp op) {
   if (static_cast<int>(t) >= kUserDTypes) return error(Code::kInvalid, "datatype %s is internal", dtype_name(t));

@@ -47,12 +47,24 @@ Result<DType> parse_dtype(const std::string& s);  // names as above; error lists
 Result<ROp> parse_rop(const std::string& s);      // case-insensitive
 Result<Repro> parse_repro(const std::string& s);
 
-size_t dtype_size(DType t);  // bytes of one value
-bool dtype_is_float(DType t);
-bool dtype_is_signed(DType t);
+// Inline: the self-test's data generation and checks ask per element.
+inline size_t dtype_size(DType t) {  // bytes of one value
+  switch (t) {
+    case DType::kInt8: case DType::kUint8: return 1;
+    case DType::kInt16: case DType::kUint16: return 2;
+    case DType::kInt32: case DType::kUint32: case DType::kFloat: return 4;
+    case DType::kInt64: case DType::kUint64: case DType::kDouble: return 8;
+    case DType::kAluWord: return 0;  // the ALU reducer says
+  }
+  return 0;
+}
+inline bool dtype_is_float(DType t) { return t == DType::kFloat || t == DType::kDouble; }
+inline bool dtype_is_signed(DType t) {
+  return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 || dtype_is_float(t);
+}
 inline bool rop_is_loc(ROp op) { return op == ROp::kMinloc || op == ROp::kMaxloc; }
 // Bytes of one reduction element: dtype_size, or dtype_size + 4 for the loc ops.
-size_t elem_size(DType t, ROp op);
+inline size_t elem_size(DType t, ROp op) { return dtype_size(t) + (rop_is_loc(op) ? 4 : 0); }
 
 // ok, or kInvalid saying why `op` does not apply to `t` ("bxor is defined
 // for integer types only, not double").

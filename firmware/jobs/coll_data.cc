@@ -130,8 +130,7 @@ void element(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t index, uint
 }
 
 void fill(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) {
-  const size_t e = elem_size(t, op);
-  for (uint64_t i = 0; i < count; ++i) element(t, op, seed, rank, first + i, out + i * e);
+  pattern_row(t, op, seed, rank, first, count, out);
 }
 
 Status Source::load_file(const std::string& path, uint64_t nodes, uint64_t count) {
@@ -175,6 +174,10 @@ void Source::get_keyed(const PatternKeys& k, uint64_t rank, uint64_t index, uint
 }
 
 void Source::rows(uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) const {
+  if (file_.empty()) {
+    pattern_row(t_, op_, seed_, rank, first, count, out);
+    return;
+  }
   const size_t e = elem_size(t_, op_);
   for (uint64_t i = 0; i < count; ++i) get(rank, first + i, out + i * e);
 }
@@ -254,7 +257,7 @@ bool close_enough(DType t, const uint8_t* got, const uint8_t* want, double bound
 }
 
 std::string format_element(DType t, ROp op, const uint8_t* p) {
-  char buf[64];
+  char buf[64] = "?";  // (a DType out of range prints as "?")
   switch (t) {
     case DType::kInt8: snprintf(buf, sizeof buf, "%d", get_as<int8_t>(p)); break;
     case DType::kInt16: snprintf(buf, sizeof buf, "%d", get_as<int16_t>(p)); break;

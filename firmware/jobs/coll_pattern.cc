@@ -38,7 +38,17 @@ void put(uint8_t* out, T v) {
 }
 // The low dtype_size(t) bytes of v: integer arithmetic mod 2^64 truncated to
 // the type is the type's own wrapping arithmetic.
-void put_int(DType t, uint64_t v, uint8_t* out) { std::memcpy(out, &v, dtype_size(t)); }
+// The low dtype_size(t) bytes of v (this runs per generated element: a
+// constant size per case, so each is a plain store, not a memcpy call).
+void put_int(DType t, uint64_t v, uint8_t* out) {
+  switch (dtype_size(t)) {
+    case 1: std::memcpy(out, &v, 1); break;
+    case 2: std::memcpy(out, &v, 2); break;
+    case 4: std::memcpy(out, &v, 4); break;
+    case 8: std::memcpy(out, &v, 8); break;
+    default: break;
+  }
+}
 
 bool is_signed_int(DType t) {
   return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64;
@@ -143,6 +153,11 @@ PatternKeys pattern_keys(uint64_t seed, uint64_t index) { return keys(seed, inde
 
 void pattern_element(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t index, uint8_t* out) {
   pattern_element_keyed(t, op, keys(seed, index), rank, out);
+}
+
+void pattern_row(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) {
+  const size_t e = elem_size(t, op);
+  for (uint64_t i = 0; i < count; ++i) pattern_element_keyed(t, op, keys(seed, first + i), rank, out + i * e);
 }
 
 void pattern_element_keyed(DType t, ROp op, const PatternKeys& k, uint64_t rank, uint8_t* out) {

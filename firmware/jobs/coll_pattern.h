@@ -35,6 +35,9 @@ namespace toroid::colldata {
 // Element `index` of rank `rank` (elem_size(t, op) bytes; loc ops: the value
 // then the int32 rank).
 void pattern_element(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t index, uint8_t* out);
+// Elements first .. first + count - 1 of rank `rank`, one after another at
+// out (identical bits to pattern_element for each; one call for a row).
+void pattern_row(DType t, ROp op, uint64_t seed, uint64_t rank, uint64_t first, uint64_t count, uint8_t* out);
 
 // The same in two steps, for callers that generate one index for many ranks
 // (a gathered or all-to-all result): the keys of (seed, index) once, then
