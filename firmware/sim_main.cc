@@ -109,6 +109,12 @@ const char kUsage[] =
     "  --log-level L         error | warn | info | debug (default info)\n"
     "  --help                this text\n"
     "\n"
+    "environment:\n"
+    "  TOROID_SIM_SMALL_PAGES=1  with --job selftest, do not ask for transparent huge\n"
+    "                        pages (by default, where the kernel gives them on request,\n"
+    "                        the program sets glibc.malloc.hugetlb=1 in GLIBC_TUNABLES\n"
+    "                        and executes itself once; docs/sim.md)\n"
+    "\n"
     "exit status: 0 every node passed, 1 a node failed, 2 usage error\n";
 
 constexpr unsigned long kMinFrameBytes = 256, kMaxFrameBytes = 9216;  // tuning.h's bounds on kSimFrameBytes
