@@ -131,16 +131,12 @@ void TimerWheel::cancel(Timer& t) {
 }
 
 uint32_t TimerWheel::expire(uint64_t now_ns) {
-  if (expiring_ || count_ == 0) {
-    // Nothing to walk, but keep the cursor moving so a later arm in the past
-    // lands in the slot the next walk starts from.
+  // Nothing to walk when no timer is armed, or when the earliest deadline is
+  // known and later than now (then no timer's tick is below now's). Keep the
+  // cursor moving even so, so a later arm in the past lands in the slot the
+  // next walk starts from.
+  if (expiring_ || count_ == 0 || (!next_dirty_ && now_ns < cached_next_)) {
     if (!expiring_) cursor_tick_ = std::max(cursor_tick_, now_ns / kTick);
-    return 0;
-  }
-  if (!next_dirty_ && now_ns < cached_next_) {
-    // The earliest deadline is known and later: nothing is due, and no
-    // timer's tick is below now's, so the cursor may move up to it.
-    cursor_tick_ = std::max(cursor_tick_, now_ns / kTick);
     return 0;
   }
   const uint64_t end_tick = std::max(now_ns / kTick, cursor_tick_);
