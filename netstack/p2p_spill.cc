@@ -94,15 +94,18 @@ void Messenger::spill_blockers() {
   // the posted receives are scanned only while the list is not empty (an
   // all-to-all step posts a receive per rank, and this runs at each hold).
   if (heavy_head_) {
+    bool any_source = false;  // an any-source receive may wait on every peer: one scan for them all
     for (RecvReq* r = posted_head_; r; r = r->next_) {
-      if (r->src != kAnySource) {
-        Peer* pr = find_peer(static_cast<uint32_t>(r->src));
-        if (pr && pr->held >= tied) spill_source(*pr);
+      if (r->src == kAnySource) {
+        any_source = true;
         continue;
       }
+      Peer* pr = find_peer(static_cast<uint32_t>(r->src));
+      if (pr && pr->held >= tied) spill_source(*pr);
+    }
+    if (any_source)
       for (Peer* pr : peer_store_)
         if (pr->held >= tied) spill_source(*pr);
-    }
     for (Peer** link = &heavy_head_; Peer* pr = *link;) {
       if (pr->held >= tied) {
         link = &pr->next_heavy;
