@@ -173,13 +173,11 @@ void Messenger::reset(const Status& why) {
       }
       free_msg(m);
     }
-    const uint32_t rank = pr->rank;  // (the peer table indexes it by rank)
-    *pr = Peer{};
-    pr->rank = rank;
   }
   // Whole messages waiting for a receive: sent before the reset, so their
   // senders' numbering no longer covers them.
   while (InMsg* m = unexpected_head_) free_msg(m);
+  // Then every peer starts over (the table keeps indexing it by its rank).
   for (Peer* pr : peer_store_) {
     const uint32_t rank = pr->rank;
     *pr = Peer{};
