@@ -135,17 +135,10 @@ int usage_error(const char* fmt, const std::string& arg) {
 // trace, same results). Only for the self-test: a job that runs one
 // operation on 65,536 nodes touches a little of many small heaps, which huge
 // pages inflate (5.2 to 7.4 GiB peak RSS, measured). TOROID_SIM_SMALL_PAGES=1
-// keeps 4 KiB pages.
-bool runs_selftest(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--job=selftest") == 0) return true;
-    if (strcmp(argv[i], "--job") == 0 && i + 1 < argc && strcmp(argv[i + 1], "selftest") == 0) return true;
-  }
-  return false;
-}
-
-void want_huge_pages(int argc, char** argv) {
-  if (getenv("TOROID_SIM_SMALL_PAGES") || !runs_selftest(argc, argv)) return;
+// keeps 4 KiB pages. Called once the arguments are parsed and checked, before
+// the partition is built (little is allocated by then).
+void want_huge_pages(char** argv) {
+  if (getenv("TOROID_SIM_SMALL_PAGES")) return;
   const char* tunables = getenv("GLIBC_TUNABLES");
   if (tunables && strstr(tunables, "glibc.malloc.hugetlb")) return;  // set (by us, or by the user)
   FILE* f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
@@ -168,7 +161,6 @@ void want_huge_pages(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  want_huge_pages(argc, argv);
   // Every node of a case allocates its buffers (up to a few MiB) and frees
   // them at the next: with glibc's defaults the heap's top is given back to
   // the kernel after each case and faulted in, zeroed, again at the next (a
@@ -374,6 +366,7 @@ int main(int argc, char** argv) {
   auto plan = parse_fault_plan(faults_spec, opt.dims);
   if (!plan) return usage_error("%s", plan.status().message());
   opt.faults = *plan;
+  if (opt.job == "selftest") want_huge_pages(argv);
 
   SimRig rig(opt);
   Status st = rig.build();
