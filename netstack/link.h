@@ -322,9 +322,10 @@ class Link {
   uint16_t freed_[wire::kNumVcs] = {};  // buffers released per VC (mod 2^16)
   uint16_t held_[wire::kNumVcs] = {};   // buffers in use per VC (received, not released)
   bool ack_pending_ = false;
+  uint64_t ack_due_ = 0;                // when the pending ack must leave (while ack_pending_)
   uint32_t rx_unreported_ = 0;          // data frames received since our last ack went out
   uint16_t freed_reported_[wire::kNumVcs] = {};  // freed_ as our last ack carried it
-  Timer ack_timer_;                     // armed lazily; firing with nothing owed is a no-op
+  Timer ack_timer_;                     // armed lazily: firing early re-arms it for ack_due_
 
   LinkCounters ctr_;
 };

@@ -170,7 +170,8 @@ void Link::send_bare_ack(uint8_t flags) {
     ++ctr_.no_buffer;
     // Try again later; ack_pending_ stays set.
     ack_pending_ = true;
-    if (!ack_timer_.armed()) loop_.timers().arm(ack_timer_, loop_.now() + cfg_.ack_delay_ns);
+    ack_due_ = loop_.now() + cfg_.ack_delay_ns;
+    if (!ack_timer_.armed()) loop_.timers().arm(ack_timer_, ack_due_);
     return;
   }
   frame(p, FrameType::kAck, 0, 0);
@@ -192,6 +193,8 @@ bool Link::ack_owed_now() const {
 
 void Link::schedule_ack(bool now) {
   if (!up_) return;
+  // The ack is due ack_delay after the first frame it answers.
+  if (!ack_pending_) ack_due_ = loop_.now() + cfg_.ack_delay_ns;
   ack_pending_ = true;
   if (now || ack_owed_now()) {
     send_bare_ack(0);
@@ -200,12 +203,18 @@ void Link::schedule_ack(bool now) {
   // Coalesce: one timer for every reason to ack; a data frame that leaves
   // first carries the ack. The timer is left armed then (firing with
   // nothing owed does nothing), so a steady exchange costs no timer work.
-  if (!ack_timer_.armed()) loop_.timers().arm(ack_timer_, loop_.now() + cfg_.ack_delay_ns);
+  if (!ack_timer_.armed()) loop_.timers().arm(ack_timer_, ack_due_);
 }
 
 void Link::on_ack_timer(void* self) {
   auto* l = static_cast<Link*>(self);
   if (!l->up_ || !l->ack_pending_) return;
+  // Armed for an ack that a data frame carried since: the one pending now
+  // is due later. Sending it now would be a bare ack a frame may yet carry.
+  if (l->loop_.now() < l->ack_due_) {
+    l->loop_.timers().arm(l->ack_timer_, l->ack_due_);
+    return;
+  }
   l->send_bare_ack(0);
   l->flush_tx();
 }
@@ -275,6 +284,7 @@ bool Link::flush_tx() {
       // Every frame that left was stamped in this flush: the peer now has
       // our receive state (ack, sack, credits) as it is.
       ack_pending_ = false;
+      if (ack_timer_.armed()) loop_.timers().cancel(ack_timer_);
       rx_unreported_ = 0;
       for (int vc = 0; vc < wire::kNumVcs; ++vc) freed_reported_[vc] = freed_[vc];
     }

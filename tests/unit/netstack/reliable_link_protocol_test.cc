@@ -223,6 +223,37 @@ TEST(ReliableLinkReceiver, AnAckWaitsForABuffer) {
   UNSIGNED_LONGS_EQUAL(1, r[0].f.ack);
 }
 
+// The ack delay runs from the first frame an ack answers. A data frame of
+// ours that carries the ack ends that wait: a frame received after it
+// gets its own full delay (a bare ack at the first frame's deadline would
+// be one that our next data frame could still carry).
+TEST(ReliableLinkReceiver, AnAckIsDueOneDelayAfterTheFirstFrameItAnswers) {
+  const uint64_t d = rig->link_config().ack_delay_ns;
+  constexpr uint64_t kHop = 200;  // a frame arrives within this (100 ns latency)
+  inject(0);                      // at 0: its ack is due before kHop + d
+  rig->run_for(kHop);
+  CHECK(lb->send(0, packet_with(rig->pool(b), make_body(7, 30))));  // carries ack 1
+  auto r = replies(kHop);
+  UNSIGNED_LONGS_EQUAL(1, r.size());
+  UNSIGNED_LONGS_EQUAL(kData, r[0].type);
+  UNSIGNED_LONGS_EQUAL(1, r[0].f.ack);
+  // Frame 1 at 2 kHop: its ack is due after 2 kHop + d. At frame 0's
+  // deadline no bare ack goes; at frame 1's one does, answering frame 1.
+  inject(1);
+  r = replies(d - kHop);  // to kHop + d: past frame 0's deadline, before frame 1's
+  CHECK(r.empty());
+  UNSIGNED_LONGLONGS_EQUAL(0, lb->counters().acks_sent);
+  r = replies(d);
+  UNSIGNED_LONGS_EQUAL(1, r.size());
+  UNSIGNED_LONGS_EQUAL(kAck, r[0].type);
+  UNSIGNED_LONGS_EQUAL(2, r[0].f.ack);
+  UNSIGNED_LONGLONGS_EQUAL(1, lb->counters().acks_sent);
+  FrameFields f;  // the peer acks our frame: nothing left to resend
+  f.ack = 1;
+  inject_frame(kAck, f);
+  rig->run_for(kHop);
+}
+
 TEST(ReliableLinkReceiver, AProbeIsAnsweredAtOnce) {
   FrameFields f;
   f.flags = wire::kLinkAckReq;
