@@ -164,13 +164,17 @@ void Source::get(uint64_t rank, uint64_t index, uint8_t* out) const {
 
 void Source::keys(uint64_t first, uint64_t n, std::vector<PatternKeys>* keys) const {
   keys->resize(n);
-  if (!file_.empty()) return;  // file data: get_keyed reads the file
+  if (!file_.empty()) return;  // file data: rows_keyed reads the file
   for (uint64_t i = 0; i < n; ++i) (*keys)[i] = pattern_keys(seed_, first + i);
 }
 
-void Source::get_keyed(const PatternKeys& k, uint64_t rank, uint64_t index, uint8_t* out) const {
-  if (!file_.empty()) get(rank, index, out);
-  else pattern_element_keyed(t_, op_, k, rank, out);
+void Source::rows_keyed(const PatternKeys* keys, uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) const {
+  if (file_.empty()) {
+    pattern_row_keyed(t_, op_, keys, rank, count, out);
+    return;
+  }
+  const size_t e = elem_size(t_, op_);
+  for (uint64_t i = 0; i < count; ++i) get(rank, first + i, out + i * e);
 }
 
 void Source::rows(uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) const {

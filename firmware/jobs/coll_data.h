@@ -44,11 +44,12 @@ class Source {
   // Rows of `nodes` x `count` elements, row r being rank r's contribution.
   Status load_file(const std::string& path, uint64_t nodes, uint64_t count);
   void get(uint64_t rank, uint64_t index, uint8_t* out) const;
-  // For checks that take one index from many ranks (gathered, all-to-all):
-  // the keys of indices first..first+n-1 once (keys->at(i) is first + i's),
-  // then each rank's element from its index's keys. Same bits as get().
+  // For checks that take the same indices from many ranks (gathered,
+  // all-to-all): the keys of indices first..first+n-1 once (keys->at(i) is
+  // first + i's), then each rank's elements first..first+count-1 from them
+  // (at out). Same bits as get().
   void keys(uint64_t first, uint64_t n, std::vector<PatternKeys>* keys) const;
-  void get_keyed(const PatternKeys& k, uint64_t rank, uint64_t index, uint8_t* out) const;
+  void rows_keyed(const PatternKeys* keys, uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) const;
   void rows(uint64_t rank, uint64_t first, uint64_t count, uint8_t* out) const;
   bool from_file() const { return !file_.empty(); }
   uint64_t seed() const { return seed_; }

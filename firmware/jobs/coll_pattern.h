@@ -47,6 +47,9 @@ struct PatternKeys {
 };
 PatternKeys pattern_keys(uint64_t seed, uint64_t index);
 void pattern_element_keyed(DType t, ROp op, const PatternKeys& k, uint64_t rank, uint8_t* out);
+// count elements of rank `rank`, element i from keys[i], one after another
+// at out (identical bits to pattern_element_keyed for each).
+void pattern_row_keyed(DType t, ROp op, const PatternKeys* keys, uint64_t rank, uint64_t count, uint8_t* out);
 
 // The reduction of element `index` over ranks 0..nodes-1, as the rank-order
 // reduction gives it (float SUM: correctly rounded; float PROD: within a

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "firmware/jobs/coll_data.h"
 #include "firmware/jobs/coll_pattern.h"
@@ -68,6 +69,35 @@ TEST(CollPattern, ClosedFormsEqualTheRankOrderReduction) {
           else
             CHECK_TEXT(bound_closed == 0 && bound_direct == 0, what(t, op, n, i).c_str());
         }
+    }
+  }
+  CHECK(compared > 10000);
+}
+
+// The row generators (a loop per type for integer SUM, the general path
+// for the rest) give every element the bits pattern_element gives it.
+TEST(CollPattern, RowsEqualTheElementsOneByOne) {
+  const uint64_t first = 1000, count = 37;
+  std::vector<colldata::PatternKeys> keys(count);
+  for (uint64_t i = 0; i < count; ++i) keys[i] = colldata::pattern_keys(77, first + i);
+  uint64_t compared = 0;
+  for (int k = 0; k < kUserDTypes * kROps; ++k) {  // every datatype x op pair
+    const auto t = static_cast<DType>(k / kROps);
+    const auto op = static_cast<ROp>(k % kROps);
+    if (!check_rop(t, op)) continue;
+    const size_t e = elem_size(t, op);
+    for (uint64_t rank : {0ull, 1ull, 6ull, 511ull, 65535ull}) {
+      std::vector<uint8_t> row(count * e, 0xa5), keyed(count * e, 0x5a), one(e);
+      colldata::pattern_row(t, op, 77, rank, first, count, row.data());
+      colldata::pattern_row_keyed(t, op, keys.data(), rank, count, keyed.data());
+      for (uint64_t i = 0; i < count; ++i) {
+        colldata::pattern_element(t, op, 77, rank, first + i, one.data());
+        const std::string w = std::string(dtype_name(t)) + " " + rop_name(op) + " rank=" + std::to_string(rank) +
+                              " index=" + std::to_string(first + i);
+        CHECK_TEXT(std::memcmp(row.data() + i * e, one.data(), e) == 0, w.c_str());
+        CHECK_TEXT(std::memcmp(keyed.data() + i * e, one.data(), e) == 0, w.c_str());
+        ++compared;
+      }
     }
   }
   CHECK(compared > 10000);
