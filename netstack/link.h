@@ -325,7 +325,7 @@ class Link {
   uint64_t ack_due_ = 0;                // when the pending ack must leave (while ack_pending_)
   uint32_t rx_unreported_ = 0;          // data frames received since our last ack went out
   uint16_t freed_reported_[wire::kNumVcs] = {};  // freed_ as our last ack carried it
-  Timer ack_timer_;                     // armed lazily: firing early re-arms it for ack_due_
+  Timer ack_timer_;                     // for ack_due_; disarmed when a frame carries the ack
 
   LinkCounters ctr_;
 };

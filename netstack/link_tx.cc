@@ -201,16 +201,15 @@ void Link::schedule_ack(bool now) {
     return;
   }
   // Coalesce: one timer for every reason to ack; a data frame that leaves
-  // first carries the ack. The timer is left armed then (firing with
-  // nothing owed does nothing), so a steady exchange costs no timer work.
+  // first carries the ack and disarms the timer (flush_tx).
   if (!ack_timer_.armed()) loop_.timers().arm(ack_timer_, ack_due_);
 }
 
 void Link::on_ack_timer(void* self) {
   auto* l = static_cast<Link*>(self);
   if (!l->up_ || !l->ack_pending_) return;
-  // Armed for an ack that a data frame carried since: the one pending now
-  // is due later. Sending it now would be a bare ack a frame may yet carry.
+  // Armed before ack_due_ moved on (a bare ack that found no buffer): the
+  // ack is due later, and a data frame may yet carry it.
   if (l->loop_.now() < l->ack_due_) {
     l->loop_.timers().arm(l->ack_timer_, l->ack_due_);
     return;
