@@ -310,14 +310,14 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   bool release_gated(InMsg* m);
   bool flush_gated();
   InMsg* find_msg(Peer& pr, uint32_t seq);
-  InMsg* new_msg(uint32_t src, Peer& pr, uint32_t seq, uint16_t ctx, uint32_t tag, uint64_t total);
+  InMsg* new_msg(Peer& pr, uint32_t seq, uint16_t ctx, uint32_t tag, uint64_t total);
   void mark_seen(Peer& pr, uint32_t seq);
   bool matchable(const Peer& pr, const InMsg& m) const;
   static bool fits(const RecvReq& r, uint32_t src, uint16_t ctx, uint32_t tag);
   void match_new(uint32_t src, Peer& pr);
   void bind(RecvReq* r, InMsg* m);
   bool write_segment(InMsg* m, uint64_t off, const uint8_t* data, uint64_t n);
-  void consume(uint32_t src, Peer& pr, uint32_t segs);
+  void consume(Peer& pr, uint32_t segs);
   void complete(InMsg* m, Status st);
   // A receive completed (any status): logged where it asks.
   void completed(RecvReq* r) {

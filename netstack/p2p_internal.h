@@ -27,8 +27,8 @@ inline Seg seg_of(Packet* p) {
 // receive (its segments are written straight into the receive's buffer), or
 // unexpected (its frames held as they arrived, or spilled into a store buffer).
 struct InMsg {
-  uint32_t src = 0;          // partition rank
-  Messenger::Peer* pr = nullptr;  // src's record (records live as long as the Messenger)
+  Messenger::Peer* pr = nullptr;  // its source's record (records live as long as the Messenger)
+  uint32_t src() const;      // the source's partition rank (pr->rank)
   uint32_t seq = 0;          // per (source, destination) pair
   uint16_t ctx = 0;
   uint32_t tag = 0;
@@ -70,5 +70,7 @@ struct Messenger::Peer {
   InMsg* msgs = nullptr;      // in-progress messages, by seq
   RecvBucket posted;          // posted receives naming it as the source
 };
+
+inline uint32_t InMsg::src() const { return pr->rank; }
 
 }  // namespace toroid

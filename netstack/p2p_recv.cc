@@ -20,7 +20,7 @@ InMsg* Messenger::find_msg(Peer& pr, uint32_t seq) {
   return nullptr;
 }
 
-InMsg* Messenger::new_msg(uint32_t src, Peer& pr, uint32_t seq, uint16_t ctx, uint32_t tag, uint64_t total) {
+InMsg* Messenger::new_msg(Peer& pr, uint32_t seq, uint16_t ctx, uint32_t tag, uint64_t total) {
   InMsg* m = free_msgs_;
   if (m) {
     free_msgs_ = m->next;
@@ -28,7 +28,6 @@ InMsg* Messenger::new_msg(uint32_t src, Peer& pr, uint32_t seq, uint16_t ctx, ui
     m = new InMsg();
     msg_store_.push_back(m);
   }
-  m->src = src;
   m->pr = &pr;
   m->seq = seq;
   m->ctx = ctx;
@@ -108,7 +107,7 @@ void Messenger::drop_held(InMsg* m) {
   m->held_tail = nullptr;
   held_frames_ -= m->held;
   pr.held -= m->held;
-  consume(m->src, pr, m->held);
+  consume(pr, m->held);
   m->held = 0;
 }
 
@@ -135,14 +134,14 @@ bool Messenger::fits(const RecvReq& r, uint32_t src, uint16_t ctx, uint32_t tag)
 
 // ---- credits ----
 
-void Messenger::consume(uint32_t src, Peer& pr, uint32_t segs) {
+void Messenger::consume(Peer& pr, uint32_t segs) {
   pr.took += segs;
   ctr_.segs_received += segs;
   // Credit goes back in batches, early enough that a sender with a full
   // window never idles.
   if (!pr.credit_queued && pr.took - pr.took_reported >= std::max<uint32_t>(1, cfg_.window / 4)) {
     pr.credit_queued = true;
-    credit_due_.push_back(src);
+    credit_due_.push_back(pr.rank);
   }
 }
 
@@ -162,7 +161,7 @@ void Messenger::take_data(uint32_t src, Packet* p) {
   if (total > cfg_.max_message || off > total || n > total - off || (n == 0 && total != 0)) {
     ++ctr_.bad_segments;
     p->free();
-    consume(src, pr, 1);
+    consume(pr, 1);
     return;
   }
   InMsg* m = find_msg(pr, seq);
@@ -171,19 +170,19 @@ void Messenger::take_data(uint32_t src, Packet* p) {
     if (static_cast<int32_t>(d) < 0 || (d < 64 && ((pr.seen >> d) & 1))) {
       ++ctr_.stale;  // a message already finished, aborted or discarded
       p->free();
-      consume(src, pr, 1);
+      consume(pr, 1);
       return;
     }
     if (d >= 64) {  // more messages in flight than the window allows
       ++ctr_.bad_segments;
       p->free();
-      consume(src, pr, 1);
+      consume(pr, 1);
       return;
     }
     // A new message: its first frame is held like any unexpected one, then
     // the messages this one makes matchable meet the posted receives (a
     // receive that takes it writes the frame out at once).
-    m = new_msg(src, pr, seq, ctx, tag, total);
+    m = new_msg(pr, seq, ctx, tag, total);
     m->sync = (mh->flags & wire::kMsgFlagSync) != 0;
     hold(m, pr, p, n);
     const uint32_t before = pr.contig;
@@ -194,7 +193,7 @@ void Messenger::take_data(uint32_t src, Packet* p) {
   } else if (m->ctx != ctx || m->tag != tag || m->total != total) {
     ++ctr_.bad_segments;  // a segment disagreeing with its message's envelope
     p->free();
-    consume(src, pr, 1);
+    consume(pr, 1);
     return;
   }
   if (m->req && !m->spilled) {
@@ -209,7 +208,7 @@ void Messenger::take_data(uint32_t src, Packet* p) {
     write_segment(m, off, p->data() + kMsgHeaders, n);
     p->free();
     m->got += n;
-    consume(src, pr, 1);
+    consume(pr, 1);
     if (m->got == m->total && m->held == 0) complete(m, Status::ok());
     return;
   }
@@ -217,7 +216,7 @@ void Messenger::take_data(uint32_t src, Packet* p) {
     if (n) std::memcpy(m->spill.get() + off, p->data() + kMsgHeaders, n);
     p->free();
     m->got += n;
-    consume(src, pr, 1);
+    consume(pr, 1);
     if (m->got == m->total && m->req) apply_spill(m);
     return;
   }
@@ -282,7 +281,7 @@ Status Messenger::post(RecvReq* r) {
                    net_.dims().nodes());
     Peer& pr = peer(static_cast<uint32_t>(r->src));
     for (InMsg* q = pr.msgs; q; q = q->next) {
-      if (q->on_unexpected && fits(*r, q->src, q->ctx, q->tag) && matchable(pr, *q)) {
+      if (q->on_unexpected && fits(*r, q->src(), q->ctx, q->tag) && matchable(pr, *q)) {
         bind(r, q);
         return Status::ok();
       }
@@ -294,12 +293,12 @@ Status Messenger::post(RecvReq* r) {
   // earliest of its source (a later one of the same source may have
   // overtaken it on another path).
   for (InMsg* m = unexpected_head_; m; m = m->unx_next) {
-    if (!fits(*r, m->src, m->ctx, m->tag)) continue;
+    if (!fits(*r, m->src(), m->ctx, m->tag)) continue;
     Peer& pr = *m->pr;
     if (!matchable(pr, *m)) continue;
     InMsg* first = m;
     for (InMsg* q = pr.msgs; q && q != m; q = q->next) {
-      if (q->on_unexpected && fits(*r, q->src, q->ctx, q->tag) && matchable(pr, *q)) {
+      if (q->on_unexpected && fits(*r, q->src(), q->ctx, q->tag) && matchable(pr, *q)) {
         first = q;
         break;
       }
@@ -368,16 +367,16 @@ bool Messenger::probe(int32_t src, uint16_t context, uint32_t tag, bool any_tag,
   want.tag = tag;
   want.any_tag = any_tag;
   for (const InMsg* m = unexpected_head_; m; m = m->unx_next) {
-    if (!fits(want, m->src, m->ctx, m->tag)) continue;
+    if (!fits(want, m->src(), m->ctx, m->tag)) continue;
     if (!matchable(*m->pr, *m)) continue;
     const InMsg* first = m;
     for (const InMsg* q = m->pr->msgs; q && q != m; q = q->next) {
-      if (q->on_unexpected && fits(want, q->src, q->ctx, q->tag) && matchable(*m->pr, *q)) {
+      if (q->on_unexpected && fits(want, q->src(), q->ctx, q->tag) && matchable(*m->pr, *q)) {
         first = q;
         break;
       }
     }
-    *out = MsgEnvelope{first->src, first->ctx, first->tag, first->total};
+    *out = MsgEnvelope{first->src(), first->ctx, first->tag, first->total};
     return true;
   }
   return false;
@@ -389,7 +388,7 @@ void Messenger::bind(RecvReq* r, InMsg* m) {
   unlink_posted(r);
   unlink_unexpected(m);
   r->msg_ = m;
-  r->source_ = m->src;
+  r->source_ = m->src();
   r->msg_tag_ = m->tag;
   r->length_ = m->total;
   m->req = r;
@@ -443,7 +442,7 @@ bool Messenger::release_gated(InMsg* m) {
   m->held -= released;
   held_frames_ -= released;
   pr.held -= released;
-  if (released) consume(m->src, pr, released);
+  if (released) consume(pr, released);
   if (m->held == 0 && m->got == m->total) {
     complete(m, Status::ok());
     return true;
@@ -486,7 +485,7 @@ bool Messenger::write_segment(InMsg* m, uint64_t off, const uint8_t* data, uint6
       m->error = error(Code::kInvalid,
                        "a %llu-byte segment at offset %llu of a message from rank %u does not hold whole %u-byte "
                        "elements (mismatched datatypes across nodes?)",
-                       static_cast<unsigned long long>(n), static_cast<unsigned long long>(off), m->src, unit);
+                       static_cast<unsigned long long>(n), static_cast<unsigned long long>(off), m->src(), unit);
       return false;
     }
     r->action.fn(r->action.ctx, r->buf + off, data, avail);
@@ -501,7 +500,7 @@ void Messenger::complete(InMsg* m, Status st) {
   if (st.is_ok() && !m->error.is_ok()) st = m->error;
   if (st.is_ok() && m->total > r->cap)
     st = error(Code::kOutOfRange, "a message of %llu bytes from rank %u (tag %u) was truncated to the %llu-byte receive",
-               static_cast<unsigned long long>(m->total), m->src, m->tag, static_cast<unsigned long long>(r->cap));
+               static_cast<unsigned long long>(m->total), m->src(), m->tag, static_cast<unsigned long long>(r->cap));
   r->msg_ = nullptr;
   r->done_ = true;
   completed(r);
@@ -518,7 +517,7 @@ void Messenger::discard_msg(InMsg* m) {
     r->msg_ = nullptr;
     r->done_ = true;
     completed(r);
-    r->status_ = error(Code::kAborted, "rank %u dropped its message (tag %u) part way", m->src, m->tag);
+    r->status_ = error(Code::kAborted, "rank %u dropped its message (tag %u) part way", m->src(), m->tag);
     m->req = nullptr;
   }
   // Bytes still to come are stale when they arrive (the seq is seen).

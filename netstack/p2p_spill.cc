@@ -56,7 +56,7 @@ bool Messenger::spill(InMsg* m) {
   m->held = 0;
   held_frames_ -= held;
   pr.held -= held;
-  if (held) consume(m->src, pr, held);
+  if (held) consume(pr, held);
   return true;
 }
 

@@ -19,7 +19,7 @@ bool Messenger::sent_out(SendOp& op) {
 }
 
 void Messenger::ack_match(const InMsg* m) {
-  ack_due_.push_back(m->src);
+  ack_due_.push_back(m->src());
   ack_due_.push_back(m->seq);
 }
 
