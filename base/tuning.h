@@ -34,6 +34,7 @@ constexpr uint64_t kSimTxBacklogNs = 20 * 1000; // a port takes no more than 20 
 constexpr uint32_t kSimRxQueueMax = 4096;       // rx ring cap per sim port (overflow is counted)
 constexpr uint64_t kSimReorderHoldNs = 2000;    // a reordered frame is held back up to this
 constexpr uint32_t kSimMaxStepRounds = 100000;  // guard: one node step never spins forever
+constexpr uint32_t kSimRegionsPerThread = 8;     // sim scheduler: shares of the nodes per thread
 
 // ---- the sim's "bgl" link model: Blue Gene/L's published figures ------------
 // Sources, and which figures could be checked, in docs/sim.md ("The bgl

@@ -109,14 +109,17 @@ Status SimRig::build() {
   if (Status st = verify_route(make_tree_route(dims, coord_of(0, dims))); !st)
     return error(st.code(), "sim: world tree: %s", st.message().c_str());
   const uint32_t n = dims.nodes();
-  // Regions: contiguous ranks (x fastest), so each thread holds whole
-  // z-slabs (or y-rows) and only their faces talk to another thread.
+  // Regions: contiguous ranks (x fastest), so a region holds whole z-slabs
+  // or y-rows and only their faces talk to another region. Several per
+  // thread: the threads share out the regions with work window by window,
+  // so work that sits in one part of the torus is still split.
   const uint32_t threads = std::max<uint32_t>(1, std::min(opt_.threads, n));
+  const uint32_t regions = threads == 1 ? 1 : std::min(n, threads * tuning::kSimRegionsPerThread);
   if (threads > 1 && opt_.link.min_latency() + opt_.faults.delay_ns == 0)
     return error(Code::kInvalid, "sim: --threads %u needs a link latency of at least 1 ns (the lookahead)", threads);
   if (threads > 1 && !opt_.pcap_dir.empty())
     return error(Code::kInvalid, "sim: --pcap runs on one scheduler thread (drop --threads %u)", threads);
-  fabric_ = std::make_unique<SimFabric>(opt_.seed, opt_.link, opt_.faults, threads);
+  fabric_ = std::make_unique<SimFabric>(opt_.seed, opt_.link, opt_.faults, regions, threads);
   if (!opt_.pcap_dir.empty()) {
     auto cap = SimCapture::create(opt_.pcap_dir, *fabric_);
     if (!cap) return cap.status();
@@ -131,7 +134,7 @@ Status SimRig::build() {
   region_of_.resize(n);
   for (uint32_t r = 0; r < n; ++r) {
     auto sn = std::make_unique<SimNode>(opt_.frame_bytes);
-    region_of_[r] = static_cast<uint32_t>(uint64_t{r} * threads / n);
+    region_of_[r] = static_cast<uint32_t>(uint64_t{r} * regions / n);
     const uint32_t id = fabric_->add_node(sn.get(), region_of_[r]);
     for (const auto& ps : cabling) sn->ports.push_back(fabric_->add_port(id, ps.name, &sn->pool, opt_.frame_bytes, integrity));
     if (opt_.preallocate) sn->pool.reserve(tuning::kSimPoolMaxPackets / 4);

@@ -46,7 +46,7 @@ struct SimOptions {
   uint16_t vc_credits = 0;              // receive buffers per VC (0: tuning default)
   bool log_boot = true;                 // every node's boot lines
   bool progress = true;                 // a progress line at most once a wall second
-  uint32_t threads = 1;                 // scheduler threads (regions of nodes)
+  uint32_t threads = 1;                 // scheduler threads
   std::string pcap_dir;                 // non-empty: capture every port there (firmware/sim_capture.h); one thread
   // Two or more: the x dimension is split into that many equal partitions,
   // named so, each node's personality its own partition's (dims and
@@ -93,7 +93,7 @@ class SimRig {
   std::unique_ptr<SimFabric> fabric_;
   std::unique_ptr<SimCapture> capture_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
-  std::vector<uint32_t> region_of_;  // rank -> scheduler region (thread)
+  std::vector<uint32_t> region_of_;  // rank -> scheduler region
 };
 
 }  // namespace toroid

@@ -150,14 +150,17 @@ bool SimPort::rx_push(Packet* p) {
 
 // ---- SimFabric: wiring ------------------------------------------------------
 
-SimFabric::SimFabric(uint64_t seed, LinkModel model, FaultPlan plan, uint32_t regions)
+SimFabric::SimFabric(uint64_t seed, LinkModel model, FaultPlan plan, uint32_t regions, uint32_t threads)
     : seed_(seed), model_(model), plan_(std::move(plan)) {
   assert(model_.bytes_per_ns > 0 && "link bandwidth must be positive");
   if (regions == 0) regions = 1;
+  threads_ = threads == 0 || threads > regions ? regions : threads;
   for (uint32_t r = 0; r < regions; ++r) {
     auto reg = std::make_unique<SimRegion>();
     reg->id = r;
     for (auto& o : reg->out) o.resize(regions);
+    reg->mail_min.assign(regions, kNever);
+    reg->mailed.reserve(regions);
     regions_.push_back(std::move(reg));
   }
 }
@@ -391,8 +394,14 @@ void SimFabric::post(SimRegion& from, SimPort* to, uint64_t arrival, uint64_t or
   }
   // Another region's port: merged there after this window's barrier. The
   // arrival is at least one lookahead away, so it falls in a later window.
-  from.out[from.parity][dst.id].push_back(SimMail{to->id_, w});
-  if (arrival < from.sent_min) from.sent_min = arrival;
+  std::vector<SimMail>& box = from.out[from.parity][dst.id];
+  if (box.empty()) {
+    from.mailed.push_back(dst.id);
+    from.mail_min[dst.id] = arrival;
+  } else if (arrival < from.mail_min[dst.id]) {
+    from.mail_min[dst.id] = arrival;
+  }
+  box.push_back(SimMail{to->id_, w});
 }
 
 // A frame reaches `to` at `now` (its region's thread).

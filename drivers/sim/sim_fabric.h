@@ -200,8 +200,12 @@ class SimPort final : public Port {
 
 class SimFabric {
  public:
-  // `regions`: how many threads run the nodes (1: the caller's only).
-  SimFabric(uint64_t seed, LinkModel model, FaultPlan plan, uint32_t regions = 1);
+  // `regions`: how many shares the nodes are split into; `threads`: how many
+  // threads run them (1: the caller's only; 0: one per region). Several
+  // regions, whatever the thread count, run in windows of one lookahead
+  // with their cross-region frames sent by mail; the run is the same for
+  // every split and thread count.
+  SimFabric(uint64_t seed, LinkModel model, FaultPlan plan, uint32_t regions = 1, uint32_t threads = 0);
   ~SimFabric();
   SimFabric(const SimFabric&) = delete;
   SimFabric& operator=(const SimFabric&) = delete;
@@ -213,6 +217,7 @@ class SimFabric {
   const LinkModel& model() const { return model_; }
   const FaultPlan& plan() const { return plan_; }
   uint32_t regions() const { return static_cast<uint32_t>(regions_.size()); }
+  uint32_t threads() const { return threads_; }
 
   // Nodes and ports. Node ids are dense, in registration order; a node runs
   // on its region's thread and reads that region's clock.
@@ -275,13 +280,15 @@ class SimFabric {
   void process_node(SimRegion& r, uint32_t node);
   uint64_t process(SimRegion& r, uint64_t end_excl, double wall_budget_s, bool* out_of_time);
   void drain_mail(SimRegion& r, uint32_t parity);
-  void region_loop(uint32_t region);
+  uint64_t thread_loop(uint32_t thread);
+  void run_region(SimRegion& r, uint64_t window, uint64_t end_excl);
   uint64_t run_parallel(uint64_t until_ns, double wall_budget_s);
 
   uint64_t seed_;
   LinkModel model_;
   FaultPlan plan_;
   std::vector<std::unique_ptr<SimRegion>> regions_;
+  uint32_t threads_ = 1;
   std::vector<NodeRec> nodes_;
   std::vector<std::unique_ptr<SimPort>> ports_;
   std::vector<Link> links_;

@@ -128,27 +128,53 @@ class SimBarrier {
   std::atomic<uint32_t> sleepers_{0};
 };
 
-// The threads of the regions 1..n-1 (region 0 runs on the caller's) and
-// what they share during a run: per window parity, each region's earliest
-// pending instant, read by all after the window's barrier.
+// The scheduler threads (thread 0 is the caller's) and what they share
+// during a run. Window k reads what window k - 1 wrote and writes what
+// window k + 1 reads, so one barrier per window orders everything:
+// - heap[k & 1][r]: region r's earliest pending instant at the start of
+//   window k, not counting mail (written by whichever thread ran r in
+//   window k - 1; carried over by thread 0 for a region nobody ran);
+// - mail[k % 3][d]: the earliest arrival of the frames posted for region d
+//   in window k (an atomic minimum over the senders; read in window k + 1,
+//   cleared by thread 0 in window k + 2);
+// - taken[r]: the window that region r was last run in (a stamp unique
+//   over runs); the thread that sets it runs the region.
 struct SimFabric::Workers {
-  explicit Workers(uint32_t n) : barrier(n), next{std::vector<Slot>(n), std::vector<Slot>(n)} {}
-  struct alignas(64) Slot {
-    uint64_t next = kNever;
-    bool out_of_time = false;  // region 0 only: the wall budget is spent
+  Workers(uint32_t threads, uint32_t regions)
+      : barrier(threads),
+        heap{std::vector<Next>(regions), std::vector<Next>(regions)},
+        mail{std::vector<Mail>(regions), std::vector<Mail>(regions), std::vector<Mail>(regions)},
+        taken(regions),
+        todo(threads) {
+    for (auto& t : todo) t.reserve(regions);
+  }
+  struct alignas(64) Next {
+    uint64_t at = kNever;
+  };
+  struct alignas(64) Mail {
+    std::atomic<uint64_t> at{kNever};
   };
   SimBarrier barrier;
-  std::vector<Slot> next[2];
+  std::vector<Next> heap[2];
+  std::vector<Mail> mail[3];
+  struct alignas(64) Taken {
+    std::atomic<uint64_t> v{0};
+  };
+  std::vector<Taken> taken;
+  alignas(64) bool out_of_time[2] = {false, false};  // thread 0's wall budget is spent
+  std::vector<std::vector<uint32_t>> todo;          // per thread: this window's regions with work
   std::vector<std::thread> threads;
   std::mutex mu;
   std::condition_variable cv;
-  uint64_t run_gen = 0;  // bumped by run(); workers start region_loop on a new value
+  uint64_t run_gen = 0;  // bumped by run(); workers start thread_loop on a new value
   bool quit = false;
   uint32_t done = 0;     // workers finished with the current run
-  uint64_t end_window = 0;
+  uint64_t window_base = 0;  // the stamp of the run's window 0, less one
+  uint64_t next_base = 0;
 };
 
-// One thread's share of the partition.
+// A share of the partition: its nodes are run by one thread at a time (any
+// of them, window by window), in instant order.
 struct alignas(64) SimRegion {
   uint32_t id = 0;
   VirtualClock clock;
@@ -156,9 +182,10 @@ struct alignas(64) SimRegion {
   SimFrameArena arena;
   std::vector<SimHeapEntry> heap;  // min-heap of node keys (earliest instant the node has work)
   uint32_t processing = ~0u;       // the node being processed (its key is fixed up after)
-  // out[dst][parity]: frames for region dst posted in windows of that parity.
+  // out[parity][dst]: frames for region dst posted in windows of that parity.
   std::vector<std::vector<SimMail>> out[2];
-  uint64_t sent_min = kNever;      // earliest arrival posted to another region this window
+  std::vector<uint32_t> mailed;    // regions posted to in this window, in first-post order
+  std::vector<uint64_t> mail_min;  // per region: earliest arrival posted to it this window
   uint32_t parity = 0;             // of the window being run
   uint64_t events = 0;
 };

@@ -8,14 +8,18 @@
 // nothing stale is ever queued.
 //
 // Several regions run in windows of one lookahead L (the smallest link
-// latency plus the fault plan's fixed delay): after a barrier every region
-// knows the earliest pending instant T of the whole partition, and runs its
-// own nodes over [T, T + L). A frame sent at t >= T arrives at t + L or
-// later, so nothing another region does in the window can reach it inside
-// the window. Frames for another region are posted to a mailbox for that
-// window's parity and merged after the next barrier. Mailboxes and the
-// published minima are double-buffered by window parity, so one barrier per
-// window is enough.
+// latency plus the fault plan's fixed delay): after a barrier every thread
+// knows the earliest pending instant T of the whole partition, and the
+// regions with work in [T, T + L) are run, each by one thread: its own
+// thread if that one gets to it first, else another with nothing of its
+// own left (thread_loop). A frame sent at t >= T arrives at
+// t + L or later, so nothing another region does in the window can reach a
+// region inside the window, whichever thread runs it and when. Frames for
+// another region are posted to a mailbox for that window's parity and
+// merged by the region's next run. There are more regions than threads
+// (sim_rig.cc), so a window whose work sits in a few regions still keeps
+// every thread busy. What the threads share is listed with
+// SimFabric::Workers (sim_internal.h); one barrier per window orders it.
 
 #include "drivers/sim/sim_internal.h"
 
@@ -103,9 +107,13 @@ void SimFabric::wake(uint32_t node, uint64_t at_ns) {
 void SimFabric::reserve_events(size_t n) {
   std::vector<size_t> per_region(regions_.size(), 0);
   for (const NodeRec& node : nodes_) ++per_region[node.region];
+  // Frames are taken from the sender's region and put back by the
+  // receiver's: each arena plans for its nodes' share, and half as much
+  // again for frames that drifted in from other regions.
   for (size_t i = 0; i < regions_.size(); ++i) {
     regions_[i]->heap.reserve(per_region[i]);
-    regions_[i]->arena.reserve(n);
+    const size_t share = regions_.size() == 1 || nodes_.empty() ? n : n * per_region[i] / nodes_.size();
+    regions_[i]->arena.reserve(regions_.size() == 1 ? n : share + share / 2);
   }
   // A direction holds at most its backlog plus one latency of frames on the
   // wire (each at least kMinWireFrame bytes), twice that with duplicates; the
@@ -215,38 +223,84 @@ void SimFabric::drain_mail(SimRegion& r, uint32_t parity) {
   }
 }
 
-void SimFabric::region_loop(uint32_t region) {
-  SimRegion& reg = *regions_[region];
+// Region r's share of window `window`: the mail of the window before, then
+// its nodes up to end_excl; then what the next window needs to know of it.
+void SimFabric::run_region(SimRegion& r, uint64_t window, uint64_t end_excl) {
   Workers& w = *workers_;
+  r.parity = static_cast<uint32_t>(window & 1);
+  drain_mail(r, static_cast<uint32_t>((window + 1) & 1));
+  bool unused = false;
+  process(r, end_excl, 0, &unused);
+  w.heap[(window + 1) & 1][r.id].at = r.heap.empty() ? kNever : r.heap[0].key;
+  std::vector<Workers::Mail>& mail = w.mail[window % 3];
+  for (uint32_t d : r.mailed) {
+    const uint64_t at = r.mail_min[d];
+    uint64_t cur = mail[d].at.load(std::memory_order_relaxed);
+    while (at < cur && !mail[d].at.compare_exchange_weak(cur, at, std::memory_order_relaxed)) {
+    }
+  }
+  r.mailed.clear();
+}
+
+// One scheduler thread's part of a run; returns the window it stopped at
+// (the same on every thread).
+uint64_t SimFabric::thread_loop(uint32_t thread) {
+  Workers& w = *workers_;
+  const auto nregions = static_cast<uint32_t>(regions_.size());
   const uint64_t lookahead = model_.min_latency() + plan_.delay_ns;
-  const double start = region == 0 ? wall_seconds() : 0;
+  const double start = thread == 0 ? wall_seconds() : 0;
+  std::vector<uint32_t>& todo = w.todo[thread];
+  const uint64_t base = w.window_base;
   for (uint64_t k = 0;; ++k) {
-    std::vector<Workers::Slot>& slots = w.next[k & 1];
-    uint64_t mine = reg.heap.empty() ? kNever : reg.heap[0].key;
-    if (reg.sent_min < mine) mine = reg.sent_min;
-    reg.sent_min = kNever;
-    slots[region].next = mine;
-    if (region == 0) slots[0].out_of_time = budget_ > 0 && k > 0 && wall_seconds() - start >= budget_;
+    const uint32_t p = static_cast<uint32_t>(k & 1);
+    if (thread == 0) w.out_of_time[p] = budget_ > 0 && k > 0 && wall_seconds() - start >= budget_;
     w.barrier.arrive_and_wait();
+    const std::vector<Workers::Next>& heap = w.heap[p];
+    const std::vector<Workers::Mail>& mail = w.mail[(k + 2) % 3];  // posted in window k - 1
     uint64_t t = kNever;
-    for (const auto& s : slots) t = s.next < t ? s.next : t;
-    // Frames posted in the window before (its parity is the other one).
-    drain_mail(reg, static_cast<uint32_t>((k + 1) & 1));
-    if (t == kNever || t > until_ || slots[0].out_of_time || stop_.load(std::memory_order_relaxed)) break;
+    for (uint32_t r = 0; r < nregions; ++r) {
+      const uint64_t m = mail[r].at.load(std::memory_order_relaxed);
+      const uint64_t h = heap[r].at;
+      t = std::min(t, std::min(m, h));
+    }
+    if (t == kNever || t > until_ || w.out_of_time[p] || stop_.load(std::memory_order_relaxed)) return k;
     const uint64_t end = until_ - t < lookahead ? until_ + 1 : t + lookahead;
-    reg.parity = static_cast<uint32_t>(k & 1);
-    bool unused = false;
-    process(reg, end, 0, &unused);
-    if (region == 0) ++windows_;
+    todo.clear();
+    for (uint32_t r = 0; r < nregions; ++r)
+      if (heap[r].at < end || mail[r].at.load(std::memory_order_relaxed) != kNever) todo.push_back(r);
+    if (thread == 0) {
+      // Nobody runs the others this window: their instants carry over.
+      std::vector<Workers::Next>& next = w.heap[p ^ 1];
+      for (uint32_t r = 0; r < nregions; ++r)
+        if (!(heap[r].at < end || mail[r].at.load(std::memory_order_relaxed) != kNever)) next[r].at = heap[r].at;
+      for (Workers::Mail& m : w.mail[(k + 1) % 3]) m.at.store(kNever, std::memory_order_relaxed);
+      ++windows_;
+    }
+    // This thread's own regions first, in order, then the others' from
+    // their far end (where their own thread comes last), each taken by
+    // whoever marks it first: a region mostly stays with one thread (its
+    // nodes stay in that core's cache), and a thread with nothing left of
+    // its own takes over the work of one still busy.
+    const uint64_t stamp = base + k + 1;
+    const auto mine_of = [&](uint32_t r) { return static_cast<uint32_t>(uint64_t{r} * threads_ / nregions); };
+    const auto take = [&](uint32_t r) {
+      if (w.taken[r].v.load(std::memory_order_relaxed) == stamp) return;
+      if (w.taken[r].v.exchange(stamp, std::memory_order_relaxed) == stamp) return;
+      run_region(*regions_[r], k, end);
+    };
+    for (uint32_t r : todo)
+      if (mine_of(r) == thread) take(r);
+    for (size_t i = todo.size(); i-- > 0;)
+      if (mine_of(todo[i]) != thread) take(todo[i]);
   }
 }
 
 uint64_t SimFabric::run_parallel(uint64_t until_ns, double wall_budget_s) {
-  const auto n = static_cast<uint32_t>(regions_.size());
+  const uint32_t nthreads = threads_;
   if (!workers_) {
-    workers_ = std::make_unique<Workers>(n);
-    for (uint32_t r = 1; r < n; ++r) {
-      workers_->threads.emplace_back([this, r] {
+    workers_ = std::make_unique<Workers>(nthreads, static_cast<uint32_t>(regions_.size()));
+    for (uint32_t th = 1; th < nthreads; ++th) {
+      workers_->threads.emplace_back([this, th] {
         Workers& w = *workers_;
         uint64_t seen = 0;
         for (;;) {
@@ -256,7 +310,7 @@ uint64_t SimFabric::run_parallel(uint64_t until_ns, double wall_budget_s) {
             seen = w.run_gen;
             if (w.quit) return;
           }
-          region_loop(r);
+          thread_loop(th);
           {
             std::lock_guard<std::mutex> lk(w.mu);
             ++w.done;
@@ -266,22 +320,32 @@ uint64_t SimFabric::run_parallel(uint64_t until_ns, double wall_budget_s) {
       });
     }
   }
+  Workers& w = *workers_;
   uint64_t events0 = 0;
   for (const auto& r : regions_) events0 += r->stats.events;
+  // Between runs every frame is on its port's wire (the last window's mail
+  // was merged), so the regions' heaps say it all.
+  for (const auto& r : regions_) w.heap[0][r->id].at = r->heap.empty() ? kNever : r->heap[0].key;
+  for (auto& m : w.mail)
+    for (Workers::Mail& x : m) x.at.store(kNever, std::memory_order_relaxed);
+  w.window_base = w.next_base;
   until_ = until_ns;
   budget_ = wall_budget_s;
   parallel_ = true;
   {
-    std::lock_guard<std::mutex> lk(workers_->mu);
-    workers_->done = 0;
-    ++workers_->run_gen;
+    std::lock_guard<std::mutex> lk(w.mu);
+    w.done = 0;
+    ++w.run_gen;
   }
-  workers_->cv.notify_all();
-  region_loop(0);
+  w.cv.notify_all();
+  const uint64_t last = thread_loop(0);
+  w.next_base += last + 1;
   {
-    std::unique_lock<std::mutex> lk(workers_->mu);
-    workers_->cv.wait(lk, [&] { return workers_->done == n - 1; });
+    std::unique_lock<std::mutex> lk(w.mu);
+    w.cv.wait(lk, [&] { return w.done == nthreads - 1; });
   }
+  // The frames posted in the last window run are merged now.
+  for (const auto& r : regions_) drain_mail(*r, static_cast<uint32_t>((last + 1) & 1));
   parallel_ = false;
   uint64_t events1 = 0;
   for (const auto& r : regions_) events1 += r->stats.events;

@@ -25,10 +25,11 @@ struct Outcome {
 };
 
 // A ring of 8 nodes with chords, every node sending on every port, timers
-// that fire in between, and the nodes spread over `regions` by `spread`.
+// that fire in between, and the nodes spread over `regions` by `spread`,
+// run by `threads` threads (0: one per region).
 Outcome run_ring(uint32_t regions, const FaultPlan& plan, uint32_t (*spread)(uint32_t node, uint32_t regions),
-                 double budget = 0, int* pauses = nullptr) {
-  Rig rig(5, LinkModel{}, plan, regions);
+                 double budget = 0, int* pauses = nullptr, uint32_t threads = 0) {
+  Rig rig(5, LinkModel{}, plan, regions, threads);
   constexpr uint32_t kNodes = 8;
   for (uint32_t i = 0; i < kNodes; ++i) rig.add_node(spread(i, regions));
   auto& n = rig.nodes;
@@ -97,6 +98,50 @@ TEST(SimParallel, EveryRegionCountGivesTheSameRun) {
     CHECK(many.windows > 100);  // it really ran in windows
     check_same(one, run_ring(regions, clean, round_robin));
   }
+}
+
+// More regions than threads: the threads share the regions out window by
+// window (a region runs on whichever thread takes it first), and the run is
+// still the one a single region gives.
+TEST(SimParallel, FewerThreadsThanRegionsGiveTheSameRun) {
+  const FaultPlan plan = plan_of("drop=0.05,dup=0.05,reorder=0.1,jitter=300ns");
+  const Outcome one = run_ring(1, plan, blocks);
+  for (uint32_t regions : {3u, 8u}) {
+    const Outcome shared = run_ring(regions, plan, blocks, 0, nullptr, 2);
+    check_same(one, shared);
+    CHECK(shared.windows > 100);
+    check_same(one, run_ring(regions, plan, round_robin, 0, nullptr, 2));
+  }
+  int pauses = 0;
+  check_same(one, run_ring(8, plan, blocks, 1e-9, &pauses, 3));
+  CHECK(pauses > 10);
+}
+
+// Sparse traffic: a frame crosses into a region that has nothing else to do
+// (no node of it is pending), at a random instant far from the window it was
+// sent in; the region must still be run for it, in its window.
+TEST(SimParallel, MailWakesARegionWithNothingElseToDo) {
+  const auto run = [](uint32_t regions, uint32_t threads) {
+    Rig rig(9, LinkModel{}, plan_of("jitter=5us"), regions, threads);
+    constexpr uint32_t kNodes = 6;
+    for (uint32_t i = 0; i < kNodes; ++i) rig.add_node(i * regions / kNodes);
+    auto& n = rig.nodes;
+    for (uint32_t i = 0; i + 1 < kNodes; ++i) rig.cable(*n[i], *n[i + 1]);
+    n[0]->send(n[0]->ports[0], 40, 200);  // down the line, node by node
+    for (uint32_t i = 1; i + 1 < kNodes; ++i)
+      n[i]->on_step = [](TestNode& self, uint64_t) {
+        while (self.rx.size() > self.forwarded) self.send_now(self.ports[1], self.rx[self.forwarded++].seq, 200);
+      };
+    rig.fabric.wake(0, 0);
+    rig.fabric.run();
+    std::vector<uint32_t> seqs;
+    std::vector<uint64_t> times;
+    n[kNodes - 1]->arrivals(&seqs, &times);
+    return std::make_pair(seqs, times);
+  };
+  const auto one = run(1, 0);
+  UNSIGNED_LONGS_EQUAL(40, one.first.size());
+  for (uint32_t regions : {3u, 6u}) CHECK(one == run(regions, 2));
 }
 
 TEST(SimParallel, FaultsDrawTheSamePatternOnEveryRegionCount) {

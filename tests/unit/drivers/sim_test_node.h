@@ -111,6 +111,7 @@ class TestNode final : public SimEndpoint {
   std::vector<uint64_t> deadlines;  // sorted; each step returns the first one after now
   std::function<void(TestNode&, uint64_t now)> on_step;
   uint64_t steps = 0;
+  size_t forwarded = 0;  // for on_step callbacks that pass frames on
   std::vector<uint64_t> step_times;
   std::vector<RxRecord> rx;
 
@@ -181,8 +182,10 @@ struct Rig {
   std::vector<std::unique_ptr<TestNode>> nodes;  // destroyed after `fabric`
   SimFabric fabric;
 
-  explicit Rig(uint64_t seed, LinkModel model = LinkModel{}, FaultPlan plan = FaultPlan{}, uint32_t regions = 1)
-      : fabric(seed, model, std::move(plan), regions) {}
+  // threads 0: one per region.
+  explicit Rig(uint64_t seed, LinkModel model = LinkModel{}, FaultPlan plan = FaultPlan{}, uint32_t regions = 1,
+               uint32_t threads = 0)
+      : fabric(seed, model, std::move(plan), regions, threads) {}
   TestNode& add_node(uint32_t region = 0) {
     nodes.push_back(std::make_unique<TestNode>(fabric, 2048, 8192, region));
     return *nodes.back();
