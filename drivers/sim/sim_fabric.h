@@ -12,11 +12,12 @@
 // trace hash folds per-port streams in port order.
 //
 // Threads (regions): nodes are split into regions, each with its own clock,
-// node heap, frame arena and counters, run by one thread. The conservative
-// scheduler advances all regions in windows of one lookahead (the smallest
-// link latency): every event of a window is caused by events before it.
-// Frames to another region travel through per-window mailboxes and are
-// merged at the window's barrier.
+// node heap, frame arena and counters, run by one thread at a time (several
+// regions per thread; the threads share out each window's regions). The
+// conservative scheduler advances all regions in windows of one lookahead
+// (the smallest link latency): every event of a window is caused by events
+// before it. Frames to another region travel through per-window mailboxes
+// and are merged when that region next runs.
 //
 // Memory: the medium copies every frame it takes (the sender's packet is
 // released at once) into its own in-flight buffer, and hands the receiver a
@@ -113,7 +114,7 @@ struct SimRegion;
 // queue: the port, the frame's 1-based index among the frames that port has
 // received (the order rx_burst hands them out), and the bit flipped. Packet
 // captures use it to list the frames a dissector must flag. None by default;
-// called on the receiving region's thread.
+// called on the thread running the receiving region.
 class SimCorruptObserver {
  public:
   virtual ~SimCorruptObserver() = default;
