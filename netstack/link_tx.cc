@@ -283,7 +283,7 @@ bool Link::flush_tx() {
       // Every frame that left was stamped in this flush: the peer now has
       // our receive state (ack, sack, credits) as it is.
       ack_pending_ = false;
-      if (ack_timer_.armed()) loop_.timers().cancel(ack_timer_);
+      loop_.timers().cancel(ack_timer_);
       rx_unreported_ = 0;
       for (int vc = 0; vc < wire::kNumVcs; ++vc) freed_reported_[vc] = freed_[vc];
     }

@@ -145,8 +145,8 @@ struct SimFabric::Workers {
         heap{std::vector<Next>(regions), std::vector<Next>(regions)},
         mail{std::vector<Mail>(regions), std::vector<Mail>(regions), std::vector<Mail>(regions)},
         taken(regions),
-        todo(threads) {
-    for (auto& t : todo) t.reserve(regions);
+        ready(threads) {
+    for (auto& t : ready) t.reserve(regions);
   }
   struct alignas(64) Next {
     uint64_t at = kNever;
@@ -162,15 +162,14 @@ struct SimFabric::Workers {
   };
   std::vector<Taken> taken;
   alignas(64) bool out_of_time[2] = {false, false};  // thread 0's wall budget is spent
-  std::vector<std::vector<uint32_t>> todo;          // per thread: this window's regions with work
+  std::vector<std::vector<uint32_t>> ready;         // per thread: this window's regions with work
   std::vector<std::thread> threads;
   std::mutex mu;
   std::condition_variable cv;
   uint64_t run_gen = 0;  // bumped by run(); workers start thread_loop on a new value
   bool quit = false;
   uint32_t done = 0;     // workers finished with the current run
-  uint64_t window_base = 0;  // the stamp of the run's window 0, less one
-  uint64_t next_base = 0;
+  uint64_t window_base = 0;  // the stamp of a run's window 0, less one
 };
 
 // A share of the partition: its nodes are run by one thread at a time (any

@@ -249,7 +249,7 @@ uint64_t SimFabric::thread_loop(uint32_t thread) {
   const auto nregions = static_cast<uint32_t>(regions_.size());
   const uint64_t lookahead = model_.min_latency() + plan_.delay_ns;
   const double start = thread == 0 ? wall_seconds() : 0;
-  std::vector<uint32_t>& todo = w.todo[thread];
+  std::vector<uint32_t>& ready = w.ready[thread];
   const uint64_t base = w.window_base;
   for (uint64_t k = 0;; ++k) {
     const uint32_t p = static_cast<uint32_t>(k & 1);
@@ -265,14 +265,15 @@ uint64_t SimFabric::thread_loop(uint32_t thread) {
     }
     if (t == kNever || t > until_ || w.out_of_time[p] || stop_.load(std::memory_order_relaxed)) return k;
     const uint64_t end = until_ - t < lookahead ? until_ + 1 : t + lookahead;
-    todo.clear();
-    for (uint32_t r = 0; r < nregions; ++r)
-      if (heap[r].at < end || mail[r].at.load(std::memory_order_relaxed) != kNever) todo.push_back(r);
+    // The regions with work in this window (every thread lists the same);
+    // nobody runs the others, so thread 0 carries their instants over.
+    ready.clear();
+    std::vector<Workers::Next>& next = w.heap[p ^ 1];
+    for (uint32_t r = 0; r < nregions; ++r) {
+      if (heap[r].at < end || mail[r].at.load(std::memory_order_relaxed) != kNever) ready.push_back(r);
+      else if (thread == 0) next[r].at = heap[r].at;
+    }
     if (thread == 0) {
-      // Nobody runs the others this window: their instants carry over.
-      std::vector<Workers::Next>& next = w.heap[p ^ 1];
-      for (uint32_t r = 0; r < nregions; ++r)
-        if (!(heap[r].at < end || mail[r].at.load(std::memory_order_relaxed) != kNever)) next[r].at = heap[r].at;
       for (Workers::Mail& m : w.mail[(k + 1) % 3]) m.at.store(kNever, std::memory_order_relaxed);
       ++windows_;
     }
@@ -288,10 +289,10 @@ uint64_t SimFabric::thread_loop(uint32_t thread) {
       if (w.taken[r].v.exchange(stamp, std::memory_order_relaxed) == stamp) return;
       run_region(*regions_[r], k, end);
     };
-    for (uint32_t r : todo)
+    for (uint32_t r : ready)
       if (mine_of(r) == thread) take(r);
-    for (size_t i = todo.size(); i-- > 0;)
-      if (mine_of(todo[i]) != thread) take(todo[i]);
+    for (size_t i = ready.size(); i-- > 0;)
+      if (mine_of(ready[i]) != thread) take(ready[i]);
   }
 }
 
@@ -328,7 +329,6 @@ uint64_t SimFabric::run_parallel(uint64_t until_ns, double wall_budget_s) {
   for (const auto& r : regions_) w.heap[0][r->id].at = r->heap.empty() ? kNever : r->heap[0].key;
   for (auto& m : w.mail)
     for (Workers::Mail& x : m) x.at.store(kNever, std::memory_order_relaxed);
-  w.window_base = w.next_base;
   until_ = until_ns;
   budget_ = wall_budget_s;
   parallel_ = true;
@@ -339,11 +339,11 @@ uint64_t SimFabric::run_parallel(uint64_t until_ns, double wall_budget_s) {
   }
   w.cv.notify_all();
   const uint64_t last = thread_loop(0);
-  w.next_base += last + 1;
   {
     std::unique_lock<std::mutex> lk(w.mu);
     w.cv.wait(lk, [&] { return w.done == nthreads - 1; });
   }
+  w.window_base += last + 1;  // the next run's stamps follow this one's
   // The frames posted in the last window run are merged now.
   for (const auto& r : regions_) drain_mail(*r, static_cast<uint32_t>((last + 1) & 1));
   parallel_ = false;

@@ -120,7 +120,7 @@ TEST(SimParallel, FewerThreadsThanRegionsGiveTheSameRun) {
 // Sparse traffic: a frame crosses into a region that has nothing else to do
 // (no node of it is pending), at a random instant far from the window it was
 // sent in; the region must still be run for it, in its window.
-TEST(SimParallel, MailWakesARegionWithNothingElseToDo) {
+TEST(SimParallel, MailWakesAnOtherwiseIdleRegion) {
   const auto run = [](uint32_t regions, uint32_t threads) {
     Rig rig(9, LinkModel{}, plan_of("jitter=5us"), regions, threads);
     constexpr uint32_t kNodes = 6;
