@@ -19,6 +19,7 @@ static_assert(kIdleSleepMinNs <= kIdleSleepMaxNs);
 // ---- packets and ports -----------------------------------------------------
 constexpr uint16_t kPacketHeadroom = 128;       // room for headers in front of data
 constexpr uint32_t kBurst = 32;                 // rx/tx burst size
+constexpr uint32_t kTxCopyMaxBytes = 256;       // DpdkPort: a shared frame up to this size goes to the PMD as a copy
 constexpr uint32_t kPoolSlabPackets = 16;       // pools grow lazily by this many
 // Sim port max frame (Ethernet header included; --frame-bytes): jumbo, as
 // the host rig's memif ports carry; bulk data then takes a ninth of the

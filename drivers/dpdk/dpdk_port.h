@@ -12,7 +12,10 @@
 // references. A packet with refcnt 1 passes to the PMD outright. A packet
 // with refcnt k > 1 (a link keeps it for retransmission) leaves with
 // refcnt k-1 and one more mbuf reference (rte_mbuf_refcnt_update +1), so
-// the buffer lives until both the PMD and our last owner have freed it.
+// the buffer lives until both the PMD and our last owner have freed it,
+// unless it is small (tuning::kTxCopyMaxBytes): then the PMD gets a copy
+// (tx_small_copies) and the packet leaves with refcnt k-1, so that the
+// PMD's free is not an atomic refcount drop (dpdk_port_rx_tx.cc says why).
 // A packet from a pool that is not a DpdkPacketPool is copied into an mbuf
 // (counted in tx_copies); the original's reference is dropped once the copy
 // is taken.
@@ -59,6 +62,7 @@ struct DpdkPortCounters {
   uint64_t rx_multiseg = 0;  // frames larger than one mbuf: dropped (also in rx_dropped)
   uint64_t tx_copies = 0;    // packets from a foreign pool copied into mbufs
   uint64_t tx_shared = 0;    // packets sent with refcnt > 1 (mbuf ref taken)
+  uint64_t tx_small_copies = 0;  // small packets with refcnt > 1 sent as a copy
   uint64_t hw_imissed = 0;   // from rte_eth_stats at the last refresh_stats()
   uint64_t hw_ierrors = 0;
   uint64_t hw_oerrors = 0;

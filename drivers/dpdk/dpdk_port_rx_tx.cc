@@ -79,7 +79,7 @@ uint16_t DpdkPort::tx_burst(Packet** pkts, uint16_t n) {
     stats_.tx_full += n;
     return 0;
   }
-  enum : uint8_t { kOwn, kShared, kCopy };
+  enum : uint8_t { kOwn, kShared, kCopy, kSmallCopy };
   uint16_t done = 0;
   rte_mbuf* mb[kChunk];
   uint8_t how[kChunk];
@@ -98,6 +98,20 @@ uint16_t DpdkPort::tx_burst(Packet** pkts, uint16_t n) {
         sync_for_tx(mb[i], c, port_id_);
         how[i] = kCopy;
         continue;
+      }
+      if (p->refcnt > 1 && p->len <= tuning::kTxCopyMaxBytes) {
+        // A small frame another owner keeps (the link, for retransmission):
+        // the PMD gets a copy of its own. Sharing the mbuf would make the
+        // PMD's free an atomic refcount drop, and on memif that locked
+        // instruction sits between the frame's stores into the ring and the
+        // ring index store: it waits for the first to reach the peer's core
+        // before the second can start (tens of ns on every small message).
+        if (Packet* c = clone_packet(*p, *pool_)) {
+          mb[i] = dpdk::mbuf_of(c);
+          sync_for_tx(mb[i], c, port_id_);
+          how[i] = kSmallCopy;
+          continue;
+        }
       }
       rte_mbuf* m = dpdk::mbuf_of(p);
       sync_for_tx(m, p, port_id_);
@@ -128,7 +142,8 @@ uint16_t DpdkPort::tx_burst(Packet** pkts, uint16_t n) {
           ++ctr_.tx_shared;
           break;
         case kCopy:
-          ++ctr_.tx_copies;
+        case kSmallCopy:
+          ++(how[i] == kCopy ? ctr_.tx_copies : ctr_.tx_small_copies);
           pool_->note_handed_to_pmd();  // the copy is the PMD's now
           p->free();                    // the reference we took from the caller
           break;
@@ -139,7 +154,7 @@ uint16_t DpdkPort::tx_burst(Packet** pkts, uint16_t n) {
       if (how[i] == kShared) {
         rte_mbuf_refcnt_update(mb[i], -1);
         ++pkts[done + i]->refcnt;
-      } else if (how[i] == kCopy) {
+      } else if (how[i] == kCopy || how[i] == kSmallCopy) {
         dpdk::packet_of(mb[i])->free();
       }
     }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/tuning.h"
 #include "drivers/dpdk/dpdk_pool.h"
 #include "drivers/dpdk/dpdk_port.h"
 #include "drivers/dpdk/eal.h"
@@ -174,7 +175,7 @@ TEST(DpdkMemif, APacketIsItsMbufNoCopyOnEitherSide) {
   UNSIGNED_LONGS_EQUAL(pool->capacity(), pool->available());
 }
 
-TEST(DpdkMemif, ASharedPacketReturnsToTheMempoolExactlyOnce) {
+TEST(DpdkMemif, ASharedPacketReturnsToTheMempoolExactlyOnceAndASmallOneLeavesAsACopy) {
   auto pool = make_pool(4095, 2048);
   CHECK(pool != nullptr);
   const std::string sock = dir + "/ref.sock";
@@ -217,6 +218,31 @@ TEST(DpdkMemif, ASharedPacketReturnsToTheMempoolExactlyOnce) {
     UNSIGNED_LONGS_EQUAL(1, n);
     got[0]->free();
     UNSIGNED_LONGS_EQUAL(base, pool->available());
+
+    // Up to kTxCopyMaxBytes the PMD takes a copy of its own and frees it:
+    // the original's mbuf is never shared (no atomic refcount drop in the
+    // PMD). One byte more: shared with the PMD, as larger frames are.
+    for (const uint32_t len : {tuning::kTxCopyMaxBytes, tuning::kTxCopyMaxBytes + 1}) {
+      const bool copied = len <= tuning::kTxCopyMaxBytes;
+      const uint64_t copies0 = p.server->counters().tx_small_copies, shared0 = p.server->counters().tx_shared;
+      Packet* y = pool->alloc();
+      host_test::fill_frame(y, len, len);
+      y->ref();  // a link keeps it for retransmission
+      rte_mbuf* ym = reinterpret_cast<rte_mbuf*>(y) - 1;
+      UNSIGNED_LONGS_EQUAL(1, p.server->tx_burst(&y, 1));
+      UNSIGNED_LONGLONGS_EQUAL(copied ? 1 : 0, p.server->counters().tx_small_copies - copies0);
+      UNSIGNED_LONGLONGS_EQUAL(copied ? 0 : 1, p.server->counters().tx_shared - shared0);
+      UNSIGNED_LONGS_EQUAL(1, y->refcnt);
+      n = 0;
+      for (int i = 0; i < 100000 && n == 0; ++i) n = p.client->rx_burst(got, 4);
+      UNSIGNED_LONGS_EQUAL(1, n);
+      CHECK(host_test::frame_ok(got[0], len, len));
+      got[0]->free();
+      UNSIGNED_LONGS_EQUAL(1, rte_mbuf_refcnt_read(ym));  // the PMD has let go either way
+      CHECK(host_test::frame_ok(y, len, len));
+      y->free();
+      UNSIGNED_LONGS_EQUAL(base, pool->available());
+    }
   }
   UNSIGNED_LONGS_EQUAL(pool->capacity(), pool->available());
 }
