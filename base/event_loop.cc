@@ -120,6 +120,7 @@ void TimerWheel::arm(Timer& t, uint64_t deadline_ns) {
   t.seq_ = arm_seq_++;
   link(t);
   if (!next_dirty_ && deadline_ns < cached_next_) cached_next_ = deadline_ns;
+  if (deadline_ns < floor_) floor_ = deadline_ns;
 }
 
 void TimerWheel::cancel(Timer& t) {
@@ -131,11 +132,12 @@ void TimerWheel::cancel(Timer& t) {
 }
 
 uint32_t TimerWheel::expire(uint64_t now_ns) {
-  // Nothing to walk when no timer is armed, or when the earliest deadline is
-  // known and later than now (then no timer's tick is below now's). Keep the
-  // cursor moving even so, so a later arm in the past lands in the slot the
-  // next walk starts from.
-  if (expiring_ || count_ == 0 || (!next_dirty_ && now_ns < cached_next_)) {
+  // Nothing to walk when no timer is armed, or when no deadline can be
+  // below now: floor_ is at most the earliest one (a cancel leaves it as it
+  // was, so a timer armed and cancelled in every operation costs no walk and
+  // no scan). Keep the cursor moving even so, so a later arm in the past
+  // lands in the slot the next walk starts from.
+  if (expiring_ || count_ == 0 || now_ns < floor_) {
     if (!expiring_) cursor_tick_ = std::max(cursor_tick_, now_ns / kTick);
     return 0;
   }
@@ -160,7 +162,11 @@ uint32_t TimerWheel::expire(uint64_t now_ns) {
     }
   }
   cursor_tick_ = end_tick;
-  if (ndue == 0) return 0;
+  if (ndue == 0) {
+    floor_ = cached_next_ = scan_next();  // the earliest deadline: walks resume there
+    next_dirty_ = false;
+    return 0;
+  }
 
   // Bottom-up merge sort by (deadline, arm order): no allocation, and the
   // list is short (the due timers of one walk).
@@ -205,6 +211,8 @@ uint32_t TimerWheel::expire(uint64_t now_ns) {
     if (t->cb_) t->cb_(t->ctx_);  // may destroy, re-arm or cancel anything
   }
   expiring_ = false;
+  floor_ = cached_next_ = scan_next();
+  next_dirty_ = false;
   return fired;
 }
 

@@ -94,6 +94,9 @@ class TimerWheel {
   uint32_t count_ = 0;
   mutable uint64_t cached_next_ = kNever;
   mutable bool next_dirty_ = false;
+  // At most the earliest deadline armed (arm lowers it; cancel leaves it):
+  // expire() walks only once the clock reaches it.
+  uint64_t floor_ = kNever;
   // Due timers detached by expire() and not yet fired, in fire order. They
   // still count as armed: a callback may cancel or re-arm them.
   Timer* firing_ = nullptr;
