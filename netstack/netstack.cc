@@ -46,6 +46,12 @@ Packet* NetStack::Queue::pop() {
 NetStack::NetStack(const Dims& dims, const Coord& me, PacketPool& pool, EventLoop& loop, const NetConfig& cfg)
     : dims_(dims), me_(me), pool_(pool), loop_(loop), cfg_(cfg) {
   dir_port_.fill(-1);
+  for (int i = 0; i < kNumDirs; ++i) {
+    const Dir dir = static_cast<Dir>(i);
+    const int d = dir_dim(dir);
+    nbr_[i] = neighbour(me_, dir, dims_);
+    dir_vc_[i] = dateline_vc(me_.c[d], dir, dims_.n[d], 0, cfg_.dateline);
+  }
 }
 
 NetStack::~NetStack() {
@@ -123,27 +129,24 @@ static void stamp(TorusHeader* th, const Coord& src, const Coord& dst) {
 bool NetStack::can_send_dir(Dir dir, bool priority) const {
   const int port = port_of(dir);
   if (port < 0) return false;
-  const int d = dir_dim(dir);
-  const uint8_t vc = priority ? static_cast<uint8_t>(wire::kVcPriority) : dateline_vc(me_.c[d], dir, dims_.n[d], 0, cfg_.dateline);
+  const uint8_t vc = priority ? static_cast<uint8_t>(wire::kVcPriority) : dir_vc_[static_cast<int>(dir)];
   return links_[port]->can_send(vc);
 }
 
 uint32_t NetStack::tx_space(Dir dir) const {
   const int port = port_of(dir);
   if (port < 0) return 0;
-  const int d = dir_dim(dir);
-  return links_[port]->credits(dateline_vc(me_.c[d], dir, dims_.n[d], 0, cfg_.dateline));
+  return links_[port]->credits(dir_vc_[static_cast<int>(dir)]);
 }
 
 bool NetStack::send_dir(Dir dir, Packet* p, bool priority) {
   const int port = port_of(dir);
   if (port < 0 || p->len < sizeof(TorusHeader)) return false;
   auto* th = reinterpret_cast<TorusHeader*>(p->data());
-  stamp(th, me_, neighbour(me_, dir, dims_));
+  stamp(th, me_, nbr_[static_cast<int>(dir)]);
   th->hints = static_cast<uint8_t>(1u << static_cast<int>(dir));
   th->flags = priority ? wire::kTorusPriority : 0;
-  const int d = dir_dim(dir);
-  const uint8_t vc = priority ? static_cast<uint8_t>(wire::kVcPriority) : dateline_vc(me_.c[d], dir, dims_.n[d], 0, cfg_.dateline);
+  const uint8_t vc = priority ? static_cast<uint8_t>(wire::kVcPriority) : dir_vc_[static_cast<int>(dir)];
   if (!links_[port]->send(vc, p)) return false;
   if (vc == wire::kVcHigh) ++ctr_.dateline_crossings;
   return true;

@@ -173,6 +173,10 @@ class NetStack final : public Poller, public LinkClient {
 
   Dims dims_;
   Coord me_;
+  // Per direction, fixed at construction: the neighbour there, and the VC
+  // a packet this node starts in that direction takes (send_dir).
+  std::array<Coord, kNumDirs> nbr_;
+  std::array<uint8_t, kNumDirs> dir_vc_;
   PacketPool& pool_;
   EventLoop& loop_;
   NetConfig cfg_;

@@ -174,11 +174,23 @@ void TorusAlgo::open(Comm& comm, const CollArgs& args) {
 Status TorusAlgo::cut_chunks(bool input, bool uses_links) {
   if (count_ > 0 && (!buf_ || (input && !args_.input()))) return error(Code::kInvalid, "%s: null buffer", what_);
   const NetStack& net = comm_->net();
-  per_packet_ = elems_per_packet(net, esize_);
+  // Two divisions, the same for every repetition of an operation: kept.
+  if (net.max_body() != cut_body_ || esize_ != cut_esize_) {
+    cut_body_ = net.max_body();
+    cut_esize_ = esize_;
+    cut_per_packet_ = elems_per_packet(net, esize_);
+    cut_valid_ = false;
+  }
+  per_packet_ = cut_per_packet_;
   if (per_packet_ == 0 && count_ > 0 && uses_links)
     return error(Code::kInvalid, "%s: ports carry %u-byte bodies, too small for one %zu-byte element", what_,
                  net.max_body(), esize_);
-  chunks_ = chunks_for(count_, per_packet_);
+  if (!cut_valid_ || count_ != cut_count_) {
+    cut_valid_ = true;
+    cut_count_ = count_;
+    cut_chunks_ = chunks_for(count_, per_packet_);
+  }
+  chunks_ = cut_chunks_;
   return Status::ok();
 }
 

@@ -162,6 +162,14 @@ class TorusAlgo : public CollAlgo {
   uint32_t chunks_ = 0;         // packets per vector (at least one)
 
  private:
+  // cut_chunks' last answers: per_packet_ for (max body, esize), chunks_
+  // for (count, per_packet_).
+  uint32_t cut_body_ = 0;
+  size_t cut_esize_ = 0;
+  uint32_t cut_per_packet_ = 0;
+  bool cut_valid_ = false;
+  uint64_t cut_count_ = 0;
+  uint32_t cut_chunks_ = 0;
   bool sched_valid_ = false;
   Coord sched_me_;
   Dims sched_dims_;
