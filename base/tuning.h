@@ -54,6 +54,8 @@ constexpr uint32_t kBglTreeDepth64K = 64;       // Toroid's world tree on 64x32x
 
 // ---- reliable link layer (netstack/link.h) -----------------------------------
 constexpr uint16_t kVcCredits = 8;              // receive buffers per VC per link
+constexpr uint16_t kVcCreditsHost = 16;         // the same on a host rig's real links (memif, NICs)
+static_assert(kVcCreditsHost <= 255, "a hello advertises it in one byte");
 constexpr uint32_t kLinkTxQueue = 64;           // unsequenced frames waiting per link
 constexpr uint64_t kLinkRtoSimNs = 5 * 1000;    // first retransmission timeout (sim)
 constexpr uint64_t kLinkRtoMaxSimNs = 200 * 1000;

@@ -64,6 +64,7 @@ void LinkTrainer::send(uint16_t port) {
   for (int i = 0; i < kDims; ++i) h.origin[i] = static_cast<uint8_t>(origin_.c[i]);
   h.origin_dir = origin_dir_;
   h.cause = static_cast<uint8_t>(cause_);
+  h.rx_credits = net_.link(port).advertised_credits();
   std::memcpy(h.partition, p_.partition.data(), std::min(p_.partition.size(), sizeof h.partition));
   if (net_.send_hello(port, h)) ++ports_[port].hellos_sent;
 }
@@ -184,7 +185,7 @@ void LinkTrainer::on_hello(uint16_t port, const HelloBody& h) {
   // HEARD counts only for this boot of ours (not a hello that heard the
   // node that ran here before a reboot).
   if ((h.flags & wire::kHelloHeard) && h.peer_boot.get() == boot_id_) {
-    net_.link(port).bring_up(pt.isn, pt.peer_isn, h.coord);
+    net_.link(port).bring_up(pt.isn, pt.peer_isn, h.coord, h.rx_credits);
     if (h.flags & wire::kHelloDone) net_.link(port).set_peer_heard();  // the peer was up first
     pt.state = PortState::kDone;
     if (finished_) {

@@ -429,6 +429,9 @@ static int run_node(int argc, char** argv) {
     capture = std::move(nc.value());
   }
   a.node.boot_id = random_boot_id();
+  // Real links carry more than the sim's model: more receive buffers per VC,
+  // advertised in the hellos, so a peer sends no more than this end holds.
+  for (uint16_t& c : a.node.net.link.rx_credits) c = tuning::kVcCreditsHost;
   auto node = std::make_unique<Node>(p, clock, ports->pool(), capture ? capture->ports() : node_ports, a.node);
   node->loop().set_yield_when_idle(a.yield_when_idle);
   for (int fd : ports->wait_fds()) {

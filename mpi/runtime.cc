@@ -196,6 +196,7 @@ Status Runtime::boot() {
   // found by the waits; a dead one by carrier loss and the launcher),
   // unless TOROID_MPI_LINK_TIMEOUT says otherwise.
   no.net.link.down_after_ns = std::max(no.net.link.down_after_ns, timeout_ns_);
+  for (uint16_t& c : no.net.link.rx_credits) c = tuning::kVcCreditsHost;  // as toroid-node's
   if (const char* v = std::getenv(kEnvLinkTimeout); v && *v) {
     no.net.link.down_after_ns = env_duration(kEnvLinkTimeout, no.net.link.down_after_ns);
     if (no.net.link.down_after_ns < 100 * kMs)

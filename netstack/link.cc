@@ -55,6 +55,7 @@ Link::Link(uint16_t index, Port* port, const uint8_t mac[6], LinkClient* client,
   std::memcpy(mac_, mac, 6);
   idle_timer_.set_callback(&Link::on_idle, this);
   idle_timer_.set_background(true);  // keepalives alone do not keep an idle node awake
+  for (int vc = 0; vc < wire::kNumVcs; ++vc) peer_credits_[vc] = cfg_.rx_credits[vc];  // until a hello says
   clear_state();
   if (cfg_.start_up) {
     next_seq_ = peer_ack_ = cfg_.isn;
@@ -123,9 +124,13 @@ void Link::reset(Status why) {
   if (!why.is_ok()) down_ = std::move(why);
 }
 
-void Link::bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3]) {
+void Link::bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3], uint8_t peer_credits) {
   if (up_ || disabled_) return;
   clear_state();
+  // A peer that advertises nothing has the buffers our configuration says
+  // (the same firmware, the same defaults); one that does may have fewer or
+  // more than we keep for it.
+  for (int vc = 0; vc < wire::kNumVcs; ++vc) peer_credits_[vc] = peer_credits ? peer_credits : cfg_.rx_credits[vc];
   next_seq_ = peer_ack_ = tx_isn;
   rx_next_ = rx_high_ = rx_isn;
   // The port byte is left out: the hello names the peer's coordinates, not
@@ -139,6 +144,16 @@ void Link::bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3]) {
   down_ = Status::ok();
   ++ctr_.trainings;
   arm_idle();
+}
+
+uint8_t Link::advertised_credits() const {
+  uint16_t fewest = cfg_.rx_credits[0];
+  bool all_default = true;
+  for (int vc = 0; vc < wire::kNumVcs; ++vc) {
+    fewest = std::min(fewest, cfg_.rx_credits[vc]);
+    all_default &= cfg_.rx_credits[vc] == tuning::kVcCredits;
+  }
+  return all_default ? 0 : static_cast<uint8_t>(std::min<uint16_t>(std::max<uint16_t>(fewest, 1), 255));
 }
 
 void Link::disable(Status why) {

@@ -190,8 +190,12 @@ class Link {
   // Up: our data frames start at seq tx_isn, the peer's at rx_isn; the peer
   // is the node at `peer` (from its hello's body, which the CRC covers), and
   // data or acks whose Ethernet source names another node are dropped from
-  // here on. Needs !up().
-  void bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3]);
+  // here on. peer_credits: the receive buffers per VC its hello advertises
+  // (0: as many as this end's own configuration has). Needs !up().
+  void bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3], uint8_t peer_credits = 0);
+  // What this end's hellos advertise (HelloBody::rx_credits): 0 when every
+  // VC has tuning::kVcCredits buffers, else the fewest of any VC.
+  uint8_t advertised_credits() const;
   // Take the link out of service for good (a miswired cable): the router
   // drops what it would send here instead of waiting for it to come up.
   void disable(Status why);
@@ -302,6 +306,7 @@ class Link {
   TxSlot window_[kLinkWindow];          // indexed by seq % kLinkWindow
   uint16_t credits_used_[wire::kNumVcs] = {};   // data frames sent per VC (mod 2^16)
   uint16_t peer_freed_[wire::kNumVcs] = {};     // peer's cumulative freed count
+  uint16_t peer_credits_[wire::kNumVcs] = {};   // the peer's receive buffers per VC (bring_up)
   uint64_t rto_cur_ = 0;
   // The retransmission deadline. The wheel timer is re-armed only when this
   // moves earlier; when it fires early (the deadline moved on with

@@ -106,7 +106,7 @@ bool Link::send_raw(FrameType type, Packet* p) {
 uint32_t Link::credits(uint8_t vc) const {
   if (!up_ || vc >= wire::kNumVcs) return 0;
   const auto in_use = static_cast<uint16_t>(credits_used_[vc] - peer_freed_[vc]);
-  return in_use >= cfg_.rx_credits[vc] ? 0 : cfg_.rx_credits[vc] - in_use;
+  return in_use >= peer_credits_[vc] ? 0 : peer_credits_[vc] - in_use;
 }
 
 bool Link::can_send(uint8_t vc) const { return credits(vc) > 0 && unacked() < kLinkWindow; }

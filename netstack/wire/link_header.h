@@ -83,7 +83,9 @@ struct __attribute__((packed)) HelloBody {
   uint8_t origin[3];   // the node that started this generation (any node: all 0 in generation 0)
   uint8_t origin_dir;  // the direction of its port the cause was seen on; 0xff: none
   uint8_t cause;       // ResetCause: why the generation started
-  uint8_t pad[3];      // 0
+  uint8_t rx_credits;  // receive buffers the sender keeps per VC for this link, at least
+                       // (0: tuning::kVcCredits, as before this field); its peer sends no more
+  uint8_t pad[2];      // 0
   char partition[kHelloPartitionBytes];  // the sender's partition id
 };
 static_assert(sizeof(HelloBody) == 72);

@@ -115,6 +115,7 @@ def decode(frame):
         _coord(d, "toroid.hello.origin", frame, off + 32)
         d["toroid.hello.origin_dir"] = frame[off + 35]
         d["toroid.hello.cause"] = frame[off + 36]
+        d["toroid.hello.rx_credits"] = frame[off + 37]
         d["toroid.hello.partition"] = frame[off + 40:off + 72].split(b"\0", 1)[0].decode("latin-1")
     elif ftype == 1 and blen >= 16:
         _coord(d, "toroid.torus.dst", frame, off)
@@ -150,7 +151,7 @@ def decoded_fields():
     names += [f"toroid.hello.dims.{a}" for a in "xyz"] + ["toroid.hello.flags", "toroid.hello.boot_id"]
     names += ["toroid.hello." + n for n in ("peer_boot", "generation", "isn")]
     names += [f"toroid.hello.origin.{a}" for a in "xyz"]
-    names += ["toroid.hello." + n for n in ("origin_dir", "cause", "partition")]
+    names += ["toroid.hello." + n for n in ("origin_dir", "cause", "rx_credits", "partition")]
     names += [f"toroid.torus.{k}.{a}" for k in ("dst", "src") for a in "xyz"]
     names += ["toroid.torus." + n for n in ("cls", "hints", "flags", "type", "context", "tag")]
     names += ["toroid.coll." + n for n in ("algo", "dim", "step", "chunk", "count", "total")]

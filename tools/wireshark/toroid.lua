@@ -118,6 +118,7 @@ field("hello.isn", ProtoField.uint32("toroid.hello.isn", "Initial sequence numbe
 coord_fields("hello.origin", "Generation started at")
 field("hello.origin_dir", ProtoField.uint8("toroid.hello.origin_dir", "Origin port direction", base.DEC, DIRS))
 field("hello.cause", ProtoField.uint8("toroid.hello.cause", "Reset cause", base.DEC, RESET_CAUSES))
+field("hello.rx_credits", ProtoField.uint8("toroid.hello.rx_credits", "Receive buffers per VC (0: the default, 8)", base.DEC))
 field("hello.partition", ProtoField.string("toroid.hello.partition", "Partition id"))
 -- Torus header
 field("torus", ProtoField.none("toroid.torus", "Torus header"))
@@ -297,7 +298,8 @@ local function dissect_hello(tvb, tree, off, len, src_mac, first_pass, crc_ok)
   local oi = t:add(f["hello.origin_dir"], tvb(off + 35, 1))
   if odir > 5 and odir ~= 0xff then bad(oi, "origin direction neither 0..5 nor 0xff (none)") end
   in_range(t:add(f["hello.cause"], tvb(off + 36, 1)), tvb(off + 36, 1):uint(), 0, 4, "reset cause")
-  if tvb(off + 37, 3):uint() ~= 0 then bad(t, "pad bytes after the cause are not 0") end
+  t:add(f["hello.rx_credits"], tvb(off + 37, 1))
+  if tvb(off + 38, 2):uint() ~= 0 then bad(t, "pad bytes after the receive buffers are not 0") end
   -- The partition id: NUL-padded, letters, digits, '.', '_', '-' (personality.h).
   local raw = tvb(off + 40, 32):raw()
   local id = raw:match("^[^%z]*")

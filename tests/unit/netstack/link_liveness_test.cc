@@ -318,3 +318,57 @@ TEST(LinkRetrain, ResetThenBringUpStartsOverOnNewSequenceNumbers) {
   for (uint32_t i = 0; i < 30; ++i) CHECK(got[got.size() - 30 + i] == make_body(100 + i, 100));
   UNSIGNED_LONGLONGS_EQUAL(2, la.counters().trainings);
 }
+
+// Two ends configured with different receive buffers per VC: each hello
+// advertises its own (0 for the default), and a sender keeps to what its
+// peer advertised. A receiver that holds every buffer gets exactly that many
+// frames and no more, and never one without a credit; a sender that assumed
+// its own count instead (a peer that advertises nothing) overruns it.
+TEST(LinkRetrain, ASenderKeepsToTheBuffersItsPeerAdvertises) {
+  LinkConfig big = sim_link_config(), small = sim_link_config();
+  big.start_up = small.start_up = false;
+  for (uint16_t& c : big.rx_credits) c = 16;
+  for (uint16_t& c : small.rx_credits) c = 4;
+  for (bool advertised : {true, false}) {
+    Rig rig(1, LinkModel{}, FaultPlan{}, big);
+    const uint32_t a = rig.add_node(), b = rig.add_node();
+    auto [pa, pb] = rig.cable(a, b);
+    RecordingClient ca, cb;
+    cb.hold[0] = true;  // b keeps every buffer: a gets no credit back
+    Link& la = rig.add_link(0, pa, &ca, big);
+    Link& lb = rig.add_link(1, pb, &cb, small);
+    UNSIGNED_LONGS_EQUAL(16, la.advertised_credits());
+    UNSIGNED_LONGS_EQUAL(4, lb.advertised_credits());
+    const uint8_t peer[3] = {1, 2, 3};
+    la.bring_up(10, 20, peer, advertised ? lb.advertised_credits() : 0);
+    lb.bring_up(20, 10, peer, la.advertised_credits());
+    UNSIGNED_LONGS_EQUAL(advertised ? 4 : 16, la.credits(0));
+    UNSIGNED_LONGS_EQUAL(16, lb.credits(0));
+    feed_bodies(rig, rig.pool(a), la, 0, 12);
+    rig.run_for(200 * kUs);
+    UNSIGNED_LONGS_EQUAL(4, data_frames(cb));  // b delivers only what it had buffers for
+    if (advertised) {
+      UNSIGNED_LONGLONGS_EQUAL(0, lb.counters().credit_violations);
+      UNSIGNED_LONGS_EQUAL(0, la.credits(0));
+      cb.hold[0] = false;
+      cb.release_held();
+      rig.run_for(500 * kUs);
+      UNSIGNED_LONGS_EQUAL(12, data_frames(cb));  // the rest once buffers come back
+    } else {
+      CHECK(lb.counters().credit_violations > 0);
+    }
+    cb.free_held();
+  }
+  // A link whose VCs all have the default count advertises 0: a peer takes
+  // that as "the same as mine", as before hellos carried a count.
+  LinkConfig dflt = sim_link_config();
+  for (uint16_t& c : dflt.rx_credits) c = tuning::kVcCredits;
+  Rig rig(1, LinkModel{}, FaultPlan{}, dflt);
+  const uint32_t a = rig.add_node(), b = rig.add_node();
+  auto [pa, pb] = rig.cable(a, b);
+  RecordingClient ca, cb;
+  UNSIGNED_LONGS_EQUAL(0, rig.add_link(0, pa, &ca, dflt).advertised_credits());
+  LinkConfig mixed = dflt;
+  mixed.rx_credits[2] = 3;
+  UNSIGNED_LONGS_EQUAL(3, rig.add_link(1, pb, &cb, mixed).advertised_credits());  // the fewest of any VC
+}
