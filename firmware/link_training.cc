@@ -185,7 +185,7 @@ void LinkTrainer::on_hello(uint16_t port, const HelloBody& h) {
   // HEARD counts only for this boot of ours (not a hello that heard the
   // node that ran here before a reboot).
   if ((h.flags & wire::kHelloHeard) && h.peer_boot.get() == boot_id_) {
-    net_.link(port).bring_up(pt.isn, pt.peer_isn, h.coord, h.rx_credits);
+    net_.link(port).bring_up(pt.isn, pt.peer_isn, h.coord, Link::credits_of_hello(h.rx_credits));
     if (h.flags & wire::kHelloDone) net_.link(port).set_peer_heard();  // the peer was up first
     pt.state = PortState::kDone;
     if (finished_) {

@@ -127,9 +127,7 @@ void Link::reset(Status why) {
 void Link::bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3], uint8_t peer_credits) {
   if (up_ || disabled_) return;
   clear_state();
-  // A peer that advertises nothing has the buffers our configuration says
-  // (the same firmware, the same defaults); one that does may have fewer or
-  // more than we keep for it.
+  // The peer may keep fewer or more buffers than we keep for it.
   for (int vc = 0; vc < wire::kNumVcs; ++vc) peer_credits_[vc] = peer_credits ? peer_credits : cfg_.rx_credits[vc];
   next_seq_ = peer_ack_ = tx_isn;
   rx_next_ = rx_high_ = rx_isn;

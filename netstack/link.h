@@ -190,12 +190,18 @@ class Link {
   // Up: our data frames start at seq tx_isn, the peer's at rx_isn; the peer
   // is the node at `peer` (from its hello's body, which the CRC covers), and
   // data or acks whose Ethernet source names another node are dropped from
-  // here on. peer_credits: the receive buffers per VC its hello advertises
-  // (0: as many as this end's own configuration has). Needs !up().
+  // here on. peer_credits: the peer's receive buffers per VC, as its hello
+  // advertises them (credits_of_hello); 0: as many as this end's own
+  // configuration has (links brought up without a hello). Needs !up().
   void bring_up(uint32_t tx_isn, uint32_t rx_isn, const uint8_t peer[3], uint8_t peer_credits = 0);
   // What this end's hellos advertise (HelloBody::rx_credits): 0 when every
   // VC has tuning::kVcCredits buffers, else the fewest of any VC.
   uint8_t advertised_credits() const;
+  // The buffers per VC a peer's hello advertises: its rx_credits, 0 read as
+  // tuning::kVcCredits (what a peer with the default configuration sends).
+  static uint8_t credits_of_hello(uint8_t rx_credits) {
+    return rx_credits ? rx_credits : static_cast<uint8_t>(tuning::kVcCredits);
+  }
   // Take the link out of service for good (a miswired cable): the router
   // drops what it would send here instead of waiting for it to come up.
   void disable(Status why);

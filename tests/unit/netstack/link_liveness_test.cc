@@ -323,7 +323,7 @@ TEST(LinkRetrain, ResetThenBringUpStartsOverOnNewSequenceNumbers) {
 // advertises its own (0 for the default), and a sender keeps to what its
 // peer advertised. A receiver that holds every buffer gets exactly that many
 // frames and no more, and never one without a credit; a sender that assumed
-// its own count instead (a peer that advertises nothing) overruns it.
+// its own count instead (bring_up without the peer's) overruns it.
 TEST(LinkRetrain, ASenderKeepsToTheBuffersItsPeerAdvertises) {
   LinkConfig big = sim_link_config(), small = sim_link_config();
   big.start_up = small.start_up = false;
@@ -340,8 +340,8 @@ TEST(LinkRetrain, ASenderKeepsToTheBuffersItsPeerAdvertises) {
     UNSIGNED_LONGS_EQUAL(16, la.advertised_credits());
     UNSIGNED_LONGS_EQUAL(4, lb.advertised_credits());
     const uint8_t peer[3] = {1, 2, 3};
-    la.bring_up(10, 20, peer, advertised ? lb.advertised_credits() : 0);
-    lb.bring_up(20, 10, peer, la.advertised_credits());
+    la.bring_up(10, 20, peer, advertised ? Link::credits_of_hello(lb.advertised_credits()) : 0);
+    lb.bring_up(20, 10, peer, Link::credits_of_hello(la.advertised_credits()));
     UNSIGNED_LONGS_EQUAL(advertised ? 4 : 16, la.credits(0));
     UNSIGNED_LONGS_EQUAL(16, lb.credits(0));
     feed_bodies(rig, rig.pool(a), la, 0, 12);
@@ -359,16 +359,26 @@ TEST(LinkRetrain, ASenderKeepsToTheBuffersItsPeerAdvertises) {
     }
     cb.free_held();
   }
-  // A link whose VCs all have the default count advertises 0: a peer takes
-  // that as "the same as mine", as before hellos carried a count.
+  // A link whose VCs all have the default count advertises 0, which its peer
+  // reads as that default, whatever its own configuration: a 16-buffer end
+  // sends a default one no more than 8.
   LinkConfig dflt = sim_link_config();
+  dflt.start_up = false;
   for (uint16_t& c : dflt.rx_credits) c = tuning::kVcCredits;
-  Rig rig(1, LinkModel{}, FaultPlan{}, dflt);
+  Rig rig(1, LinkModel{}, FaultPlan{}, big);
   const uint32_t a = rig.add_node(), b = rig.add_node();
   auto [pa, pb] = rig.cable(a, b);
   RecordingClient ca, cb;
-  UNSIGNED_LONGS_EQUAL(0, rig.add_link(0, pa, &ca, dflt).advertised_credits());
+  Link& la = rig.add_link(0, pa, &ca, big);
+  Link& lb = rig.add_link(1, pb, &cb, dflt);
+  UNSIGNED_LONGS_EQUAL(0, lb.advertised_credits());
+  const uint8_t peer[3] = {1, 2, 3};
+  la.bring_up(10, 20, peer, Link::credits_of_hello(lb.advertised_credits()));
+  UNSIGNED_LONGS_EQUAL(tuning::kVcCredits, la.credits(0));
   LinkConfig mixed = dflt;
   mixed.rx_credits[2] = 3;
-  UNSIGNED_LONGS_EQUAL(3, rig.add_link(1, pb, &cb, mixed).advertised_credits());  // the fewest of any VC
+  auto [pc, pd] = rig.cable(a, b);
+  (void)pd;
+  RecordingClient cc;
+  UNSIGNED_LONGS_EQUAL(3, rig.add_link(2, pc, &cc, mixed).advertised_credits());  // the fewest of any VC
 }
