@@ -5,6 +5,11 @@
 #include <cstring>
 #include <ctime>
 
+#include <algorithm>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
 namespace toroid {
 
 double wall_seconds() {
@@ -13,10 +18,89 @@ double wall_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-uint64_t RealClock::now_ns() const {
+namespace {
+
+uint64_t kernel_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * kSec + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+#if defined(__x86_64__)
+inline uint64_t tsc() { return __rdtsc(); }
+
+bool kernel_clock_is_tsc() {
+  const char* env = std::getenv("TOROID_CLOCK");
+  if (env && std::strcmp(env, "kernel") == 0) return false;
+  FILE* f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+  if (!f) return false;
+  char name[32] = {};
+  const bool ok = std::fgets(name, sizeof name, f) && std::strcmp(name, "tsc\n") == 0;
+  std::fclose(f);
+  return ok;
+}
+#else
+inline uint64_t tsc() { return 0; }
+bool kernel_clock_is_tsc() { return false; }
+#endif
+
+const bool g_reads_tsc = kernel_clock_is_tsc();
+
+// A kernel reading and the TSC at the same instant: the middle of two TSC
+// reads taken close together (a thread preempted between them tries again).
+void read_pair(uint64_t* ns, uint64_t* cycles) {
+  for (int i = 0;; ++i) {
+    const uint64_t c0 = tsc();
+    *ns = kernel_ns();
+    const uint64_t c1 = tsc();
+    *cycles = c0 + (c1 - c0) / 2;
+    if (c1 - c0 < 20000 || i == 4) return;
+  }
+}
+
+inline uint64_t scaled(uint64_t cycles, uint64_t mult) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(cycles) * mult) >> 32);
+}
+
+}  // namespace
+
+bool RealClock::reads_tsc() { return g_reads_tsc; }
+
+uint64_t RealClock::now_ns() const {
+  if (!g_reads_tsc) return kernel_ns();
+  const uint64_t c = tsc();
+  const uint64_t d = c - anchor_tsc_;
+  if (mult_ == 0 || d >= reanchor_cycles_) return reanchor(c);
+  // A thread that moved to another CPU may read a TSC a few cycles behind
+  // the last one: never earlier than what was returned.
+  const uint64_t t = anchor_ns_ + scaled(d, mult_);
+  last_ = t > last_ ? t : last_;
+  return last_;
+}
+
+// Every millisecond (and on every read during the first one, while the
+// scale is not known yet): a kernel reading. The scale is the whole span
+// since the first reading, so it converges; the reading continues from the
+// later of the kernel's time and the TSC's extrapolation, so it never goes
+// back (a scale a little fast leaves it a few nanoseconds ahead).
+uint64_t RealClock::reanchor(uint64_t) const {
+  uint64_t k, c;
+  read_pair(&k, &c);
+  if (base_ns_ == 0) {
+    base_tsc_ = anchor_tsc_ = c;
+    base_ns_ = anchor_ns_ = last_ = k;
+    return k;
+  }
+  uint64_t t = std::max(k, last_);
+  if (mult_ != 0 && c >= anchor_tsc_) t = std::max(t, anchor_ns_ + scaled(c - anchor_tsc_, mult_));
+  if (k - base_ns_ >= kMs && c > base_tsc_) {
+    mult_ = static_cast<uint64_t>((static_cast<unsigned __int128>(k - base_ns_) << 32) / (c - base_tsc_));
+    if (mult_ == 0) mult_ = 1;
+    reanchor_cycles_ = static_cast<uint64_t>((static_cast<unsigned __int128>(kMs) << 32) / mult_);
+  }
+  anchor_tsc_ = c;
+  anchor_ns_ = last_ = t;
+  return t;
 }
 
 bool parse_duration_ns(const char* s, uint64_t* out) {

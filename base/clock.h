@@ -18,11 +18,29 @@ class Clock {
   virtual bool is_virtual() const = 0;
 };
 
-// CLOCK_MONOTONIC through the vDSO (no syscall on x86-64 Linux).
+// CLOCK_MONOTONIC. Where the kernel keeps that clock on the TSC itself
+// (clocksource "tsc": constant rate, the same on every CPU), a read is the
+// TSC scaled to nanoseconds, about half the cost of clock_gettime through
+// the vDSO; the scale is measured against CLOCK_MONOTONIC over the clock's
+// lifetime and the reading re-anchored to it every millisecond, never
+// moving backwards. Elsewhere (or with TOROID_CLOCK=kernel) every read is
+// clock_gettime. Not thread-safe: one RealClock per thread (a node, an MPI
+// rank, each own one).
 class RealClock final : public Clock {
  public:
   uint64_t now_ns() const override;
   bool is_virtual() const override { return false; }
+  // Whether this process's RealClocks read the TSC.
+  static bool reads_tsc();
+
+ private:
+  uint64_t reanchor(uint64_t tsc) const;
+
+  mutable uint64_t base_tsc_ = 0, base_ns_ = 0;      // the first reading: the scale's baseline
+  mutable uint64_t anchor_tsc_ = 0, anchor_ns_ = 0;  // the latest re-anchoring
+  mutable uint64_t mult_ = 0;                        // ns per TSC cycle, 32.32 fixed point (0: not yet measured)
+  mutable uint64_t reanchor_cycles_ = 0;             // about 1 ms of TSC cycles
+  mutable uint64_t last_ = 0;                        // the latest reading returned
 };
 
 // Set by the sim scheduler; never moves backwards.

@@ -139,10 +139,14 @@ class EventLoop {
   // Returns kTimeout (naming `what`) if timeout_ns passes first.
   template <typename Done>
   Status run_until(Done&& done, uint64_t timeout_ns, const char* what) {
-    const uint64_t deadline = now() + timeout_ns;
+    const uint64_t start = now();
+    const uint64_t deadline = start + timeout_ns;
     idle_reset();
+    // The deadline is checked on the time the last round read (at most a
+    // round late): the clock is read once per round, not twice.
+    if (round_now_ < start) round_now_ = start;
     while (!done()) {
-      if (now() >= deadline) return timeout_status(what, timeout_ns);
+      if (round_now_ >= deadline) return timeout_status(what, timeout_ns);
       if (run_once()) { idle_reset(); continue; }
       idle_step(deadline);
     }

@@ -83,3 +83,31 @@ TEST(Clock, VirtualClockNeverGoesBack) {
   c.set(501);
   UNSIGNED_LONGLONGS_EQUAL(501, c.now_ns());
 }
+
+// RealClock on the TSC (where the kernel's clocksource is the TSC) stays with
+// CLOCK_MONOTONIC across its re-anchorings and never goes back.
+TEST(Clock, RealClockFollowsTheKernelClockAndNeverGoesBack) {
+  RealClock c;
+  auto kernel = [] {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * kSec + static_cast<uint64_t>(ts.tv_nsec);
+  };
+  uint64_t prev = c.now_ns();
+  uint64_t worst = 0;
+  uint64_t reads = 0;
+  const uint64_t end = kernel() + 30 * kMs;  // about 30 re-anchorings
+  for (uint64_t k0 = kernel(); k0 < end; k0 = kernel()) {
+    const uint64_t t = c.now_ns();
+    const uint64_t k1 = kernel();
+    CHECK_TRUE_TEXT(t >= prev, "went back");
+    // Within the two kernel readings around it, give or take the drift of
+    // a scale still being measured.
+    const uint64_t off = t < k0 ? k0 - t : t > k1 ? t - k1 : 0;
+    worst = off > worst ? off : worst;
+    prev = t;
+    ++reads;
+  }
+  CHECK_TRUE(reads > 1000);
+  CHECK_TRUE_TEXT(worst < 20 * kUs, ("off the kernel clock by " + std::to_string(worst) + " ns").c_str());
+}
