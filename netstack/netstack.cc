@@ -101,6 +101,13 @@ int NetStack::dir_of_port(uint16_t index) const {
 
 uint32_t NetStack::transit_queued() const { return transit_n_; }
 
+bool NetStack::tx_drained() const {
+  if (inject_.n != 0 || transit_n_ != 0) return false;
+  for (const auto& l : links_)
+    if (l && l->tx_queued() != 0) return false;
+  return true;
+}
+
 Packet* NetStack::alloc() {
   Packet* p = pool_.alloc();
   if (!p) ++ctr_.tx_no_buffer;

@@ -150,6 +150,12 @@ class NetStack final : public Poller, public LinkClient {
   const NetCounters& counters() const { return ctr_; }
   // Packets waiting in input queues (transit) right now.
   uint32_t transit_queued() const;
+  // Nothing of this node's waits to leave: the inject queue, the transit
+  // queues and every link's transmit queue are empty (what was sent is in
+  // the medium, acknowledged or not). A node that is about to stop polling
+  // for a while (a benchmark checking a result) waits for this, so that a
+  // neighbour never waits on frames it holds.
+  bool tx_drained() const;
 
  private:
   struct Queue {
