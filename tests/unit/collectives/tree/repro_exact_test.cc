@@ -191,13 +191,14 @@ struct Run {
 // Starts ExactSum on every node over `in` (rows = ranks) and drives them.
 template <typename F>
 void run_exact(FakeNet& fnet, Run& r, const std::vector<std::vector<F>>& in, std::vector<std::vector<F>>& out,
-         bool in_place) {
+         bool in_place, uint32_t slice_values = 0) {
   g_net = &fnet;
   const uint32_t n = static_cast<uint32_t>(in[0].size());
   out.assign(kNodes, std::vector<F>(n, F(7)));
   for (uint32_t k = 0; k < kNodes; ++k) {
     r.nodes.push_back(std::make_unique<Node>(k));
     r.sums.push_back(std::make_unique<ExactSum>(kFakeInfo));
+    if (slice_values) r.sums.back()->set_slice_values(slice_values);
     r.tag0.push_back(r.nodes[k]->comm.tag());
   }
   for (uint32_t k = 0; k < kNodes; ++k) {
@@ -219,7 +220,7 @@ void run_exact(FakeNet& fnet, Run& r, const std::vector<std::vector<F>>& in, std
     Status st = r.sums[k]->start(r.nodes[k]->comm, a);
     CHECK_TEXT(st.is_ok(), st.to_string().c_str());
   }
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < 100; ++round) {
     bool all = true;
     for (auto& s : r.sums) {
       s->progress();
@@ -276,6 +277,53 @@ TEST(ReproExact, DoubleSumIsCorrectlyRoundedOnEveryNodeWhateverTheOrder) {
 }
 
 TEST(ReproExact, FloatSumIsCorrectlyRoundedInPlace) { check_exact<float>(96, true); }
+
+// Slices of 64 values (a large operation's are tuning::kExactSliceValues):
+// 200 values run as 64 + 64 + 64 + 8, each through both passes, with the
+// communicator's tag advanced before every inner operation after the first;
+// the result is the whole operation's bit for bit, in place too.
+template <typename F>
+void check_slices(bool in_place) {
+  constexpr uint32_t kValues = 200;
+  std::vector<std::vector<F>> in(kNodes, std::vector<F>(kValues)), whole, sliced;
+  for (uint32_t k = 0; k < kNodes; ++k)
+    for (uint32_t i = 0; i < kValues; ++i) in[k][i] = value<F>(k, i);
+  FakeNet one;
+  Run r1;
+  run_exact<F>(one, r1, in, whole, in_place);
+  LONGS_EQUAL(1, r1.sums[0]->slices());
+  LONGS_EQUAL(2, calls_of(one, 0).size());
+  FakeNet four;
+  Run r4;
+  run_exact<F>(four, r4, in, sliced, in_place, 64);
+  for (uint32_t k = 0; k < kNodes; ++k) {
+    const ExactSum& s = *r4.sums[k];
+    CHECK_TEXT(s.status().is_ok(), s.status().to_string().c_str());
+    LONGS_EQUAL(4, s.slices());
+    const auto calls = calls_of(four, k);  // pass 1 of slices 0..3, then their pass 2
+    LONGS_EQUAL(8, calls.size());
+    for (uint32_t j = 0; j < 4; ++j) {
+      LONGS_EQUAL(3, calls[j].args.count);  // one block per slice
+      CHECK_TRUE(calls[j].args.red.alu_op == AluOp::kMax);
+      CHECK_TRUE(calls[4 + j].args.red.alu_op == AluOp::kAdd);
+      LONGS_EQUAL(r4.tag0[k] + 2 * j, calls[j].tag);
+      LONGS_EQUAL(r4.tag0[k] + 2 * j + 1, calls[4 + j].tag);
+    }
+    LONGS_EQUAL(r4.tag0[k] + 7, r4.nodes[k]->comm.tag());
+    for (uint32_t i = 0; i < kValues; ++i) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "node %u element %u: sliced %a, whole %a", k, i, static_cast<double>(sliced[k][i]),
+               static_cast<double>(whole[k][i]));
+      CHECK_TEXT(same(sliced[k][i], whole[k][i]), msg);
+      CHECK_TEXT(same(sliced[k][i], reference(in, i)), msg);
+    }
+  }
+}
+
+TEST(ReproExact, SlicesGiveTheWholeOperationsBitsWithATagPerInnerOperation) {
+  check_slices<double>(false);
+  check_slices<float>(true);
+}
 
 TEST(ReproExact, WholeExponentRangeNeedsSeventeenChunksPerValue) {
   // Doubles from 2^-1074 to 2^1023 in one element on 8 nodes: 2098 window
