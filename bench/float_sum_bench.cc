@@ -4,7 +4,9 @@
 // passes cost on top of the inner allreduce, next to memcpy of the doubles.
 //   BM_FloatSum/<stage>/<values>   bytes/s of doubles (8 B per value)
 //   stages: pass1 (encode), plan, encode (pass 2), add (the ALU ADD one
-//   peer's pass-2 operands take on 2 nodes), decode
+//   peer's pass-2 operands take on 2 nodes), decode; encode_negzero and
+//   decode_negzero: the same data with every 97th value -0 (so nearly every
+//   block carries the -0 counter)
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -22,19 +24,20 @@ constexpr uint64_t kNodes = 2;
 
 enum class Stage { kPass1, kPlan, kEncode, kAdd, kDecode };
 
-std::vector<double> spread_doubles(size_t n, uint64_t seed) {
+std::vector<double> spread_doubles(size_t n, uint64_t seed, bool neg_zeros) {
   SplitMix r(seed);
   std::vector<double> x(n);
-  for (auto& v : x) {
+  for (size_t i = 0; i < n; ++i) {
     const uint64_t k = r.next();
-    v = (k & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + static_cast<double>(k >> 11) * 0x1p-53, static_cast<int>(k % 49) - 24);
+    x[i] = (k & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + static_cast<double>(k >> 11) * 0x1p-53, static_cast<int>(k % 49) - 24);
+    if (neg_zeros && i % 97 == 0) x[i] = -0.0;
   }
   return x;
 }
 
-void BM_FloatSum(benchmark::State& state, Stage stage) {
+void BM_FloatSum(benchmark::State& state, Stage stage, bool neg_zeros) {
   const auto n = static_cast<uint32_t>(state.range(0));
-  const std::vector<double> x = spread_doubles(n, 21);
+  const std::vector<double> x = spread_doubles(n, 21, neg_zeros);
   std::vector<uint8_t> p1(arith::float_sum_pass1(n).bytes());
   arith::float_sum_pass1_encode<double>(x.data(), n, p1.data());
   const arith::FloatSumPlan plan = *arith::float_sum_plan<double>(p1.data(), n, kNodes);
@@ -57,11 +60,13 @@ void BM_FloatSum(benchmark::State& state, Stage stage) {
   state.counters["pass2_B_per_value"] = static_cast<double>(p2.bytes()) / n;
 }
 
-BENCHMARK_CAPTURE(BM_FloatSum, pass1, Stage::kPass1)->Arg(8192)->Arg(131072)->Arg(524288);
-BENCHMARK_CAPTURE(BM_FloatSum, plan, Stage::kPlan)->Arg(8192)->Arg(131072)->Arg(524288);
-BENCHMARK_CAPTURE(BM_FloatSum, encode, Stage::kEncode)->Arg(8192)->Arg(131072)->Arg(524288);
-BENCHMARK_CAPTURE(BM_FloatSum, add, Stage::kAdd)->Arg(8192)->Arg(131072)->Arg(524288);
-BENCHMARK_CAPTURE(BM_FloatSum, decode, Stage::kDecode)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, pass1, Stage::kPass1, false)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, plan, Stage::kPlan, false)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, encode, Stage::kEncode, false)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, add, Stage::kAdd, false)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, decode, Stage::kDecode, false)->Arg(8192)->Arg(131072)->Arg(524288);
+BENCHMARK_CAPTURE(BM_FloatSum, encode_negzero, Stage::kEncode, true)->Arg(131072);
+BENCHMARK_CAPTURE(BM_FloatSum, decode_negzero, Stage::kDecode, true)->Arg(131072);
 
 }  // namespace
 }  // namespace toroid::bench

@@ -213,10 +213,12 @@ void decode_group(const Block& b, const Layout& l, uint64_t nodes, const uint8_t
 std::atomic<bool> g_vector{true};
 
 // The vector kernels take a block when the CPU runs them and its layout is
-// theirs: doubles, one chunk, no counters.
+// theirs: doubles, one chunk, no counters or the -0 counter alone in byte
+// fields (up to 128 nodes).
 template <typename F>
 bool vector_block(const Layout& l) {
-  return std::is_same_v<F, double> && l.chunks == 1 && l.counters == 0 && g_vector.load(std::memory_order_relaxed) &&
+  return std::is_same_v<F, double> && l.chunks == 1 &&
+         (l.counters == 0 || (l.counters == 1 && l.field_bits(1) == 8)) && g_vector.load(std::memory_order_relaxed) &&
          float_sum_avx512_usable();
 }
 
@@ -308,7 +310,7 @@ void float_sum_pass2_encode(const FloatSumPlan& plan, const uint8_t* pass1, cons
     const F* xb = x + static_cast<size_t>(blk) * kFloatSumBlock;
     if constexpr (std::is_same_v<F, double>) {
       if (vector_block<F>(l)) {
-        float_sum_encode_block_avx512(xb, len, b.bmin, l.window, l.field_bits(0), cur, out);
+        float_sum_encode_block_avx512(xb, len, b.bmin, l.window, l.field_bits(0), l.counters != 0, cur, out);
         continue;
       }
     }
@@ -335,7 +337,8 @@ void float_sum_decode(const FloatSumPlan& plan, const uint8_t* pass1, const uint
     if constexpr (std::is_same_v<F, double>) {
       if (vector_block<F>(l)) {
         const int64_t e0 = static_cast<int64_t>(b.bmin) - FloatFormat<F>::kBias - (FloatFormat<F>::kPrecision - 1);
-        float_sum_decode_block_avx512(pass2, len, l.field_bits(0), l.window, plan.nodes, e0, cur, sb);
+        float_sum_decode_block_avx512(pass2, len, l.field_bits(0), l.window, plan.nodes, l.h, l.counters != 0, e0, cur,
+                                      sb);
         continue;
       }
     }

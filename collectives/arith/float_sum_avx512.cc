@@ -3,9 +3,10 @@
 // run time where the CPU has AVX-512 F, BW, CD, VBMI and VBMI2. They produce
 // exactly the bytes and doubles of the portable code in float_sum.cc (the
 // tests run both on the same inputs), for the common case only: doubles in
-// a block of one chunk (fields of at most 128 bits) without counters.
-// Everything else, and every lane whose result is subnormal, infinite or
-// zero, takes the portable path.
+// a block of one chunk (fields of at most 128 bits) without counters, or
+// with the one -0 counter in byte fields (up to 128 nodes; a -0 input, as a
+// zero of a data set often is, flags its block). Everything else, and every
+// lane whose result is subnormal or infinite, takes the portable path.
 //
 // Encode: each value's significand m is shifted to its place t = b - bmin in
 // the window as a 128-bit (hi, lo) pair with variable shifts (a count of 64
@@ -136,6 +137,14 @@ TOROID_FSUM_TARGET inline PackConsts pack_consts(uint32_t bmin, uint32_t window,
   return c;
 }
 
+// The -0 counters of a group: 8 one-byte fields, 1 where x is -0.
+TOROID_FSUM_TARGET inline void encode_neg_zeros(const double* x, uint32_t cnt, uint8_t* out) {
+  const __mmask8 in = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
+  const __m512i u = _mm512_maskz_loadu_epi64(in, x);
+  const __mmask8 neg_zero = _mm512_mask_cmpeq_epi64_mask(in, u, set1(uint64_t{1} << 63));
+  _mm512_mask_cvtepi64_storeu_epi8(out, 0xff, _mm512_maskz_mov_epi64(neg_zero, set1(1)));
+}
+
 TOROID_FSUM_TARGET inline void encode_group(const PackConsts& c, const double* x, uint32_t cnt, uint8_t* out) {
   const __m512i zero = _mm512_setzero_si512(), one = set1(1), s64 = set1(64);
   const __mmask8 in = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
@@ -167,21 +176,26 @@ TOROID_FSUM_TARGET inline void encode_group(const PackConsts& c, const double* x
 }  // namespace
 
 TOROID_FSUM_TARGET void float_sum_encode_block_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window,
-                                                      uint32_t field_bits, Cursor& cur, uint8_t* out) {
+                                                      uint32_t field_bits, bool neg_zeros, Cursor& cur, uint8_t* out) {
   const PackConsts c = pack_consts(bmin, window, field_bits);
-  for (uint32_t g = 0; g < len; g += kGroup) encode_group(c, x + g, len - g, out + cur.place(field_bits, out));
+  for (uint32_t g = 0; g < len; g += kGroup) {
+    encode_group(c, x + g, len - g, out + cur.place(field_bits, out));
+    if (neg_zeros) encode_neg_zeros(x + g, len - g, out + cur.place(8, out));
+  }
 }
 
 namespace {
 
 // Loop invariants of one block's unpacking and rounding.
 struct UnpackConsts {
-  __m512i lo_idx, hi_idx, bias_lo, bias_hi, ebias;
+  __m512i lo_idx, hi_idx, bias_lo, bias_hi, ebias, nodes, count_mask;
   __mmask64 lo_keep, hi_keep, load0, load1;
   int64_t e0;
 };
 
-TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t* in, double* sum, uint32_t cnt) {
+// neg_zeros: the group's summed -0 counters (8 byte fields), or nullptr.
+TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t* in, const uint8_t* neg_zeros,
+                                            double* sum, uint32_t cnt) {
   const __m512i one = set1(1), zero = _mm512_setzero_si512(), s64 = set1(64), s128 = set1(128);
   // Unpack: two byte permutes out of the sub-block's (up to) 128 bytes.
   const __m512i b0 = _mm512_maskz_loadu_epi8(c.load0, in);
@@ -219,7 +233,14 @@ TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t
   const __mmask8 normal = nonzero & _mm512_cmpge_epi64_mask(be, one) & _mm512_cmple_epi64_mask(be, set1(2046));
   __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(_mm512_sub_epi64(be, one), 52), m);
   bits = _mm512_mask_or_epi64(bits, neg, bits, set1(uint64_t{1} << 63));
-  bits = _mm512_maskz_mov_epi64(normal, bits);  // zero sums: +0 (no -0 input in the block)
+  bits = _mm512_maskz_mov_epi64(normal, bits);  // zero sums: +0 ...
+  if (neg_zeros != nullptr) {
+    // ... or -0 where every node's input was -0.
+    const __m512i counts = _mm512_and_si512(_mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(neg_zeros))),
+                                            c.count_mask);
+    const __mmask8 all_neg_zero = static_cast<__mmask8>(~nonzero) & _mm512_cmpeq_epi64_mask(counts, c.nodes);
+    bits = _mm512_mask_mov_epi64(bits, all_neg_zero, set1(uint64_t{1} << 63));
+  }
   const __mmask8 out_mask = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
   _mm512_mask_storeu_epi64(sum, out_mask, bits);
   const auto slow = static_cast<uint32_t>(nonzero & ~normal & out_mask);
@@ -236,8 +257,8 @@ TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t
 }  // namespace
 
 TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits,
-                                                      uint32_t window, uint64_t nodes, int64_t e0, Cursor& cur,
-                                                      double* sum) {
+                                                      uint32_t window, uint64_t nodes, uint32_t h, bool neg_zeros,
+                                                      int64_t e0, Cursor& cur, double* sum) {
   const FieldTables& tb = kTables[(field_bits - kMinField) / 8];
   UnpackConsts c;
   c.lo_idx = _mm512_load_si512(tb.lo);
@@ -250,8 +271,13 @@ TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_
   c.bias_lo = set1(static_cast<uint64_t>(bias));
   c.bias_hi = set1(static_cast<uint64_t>(bias >> 64));
   c.ebias = set1(static_cast<uint64_t>(e0 - 1 + Fmt::kBias));
+  c.nodes = set1(nodes);
+  c.count_mask = set1((uint64_t{1} << (h + 1)) - 1);
   c.e0 = e0;
-  for (uint32_t g = 0; g < len; g += kGroup) decode_group(c, in + cur.place(field_bits), sum + g, len - g);
+  for (uint32_t g = 0; g < len; g += kGroup) {
+    const uint8_t* fields = in + cur.place(field_bits);
+    decode_group(c, fields, neg_zeros ? in + cur.place(8) : nullptr, sum + g, len - g);
+  }
 }
 
 }  // namespace toroid::arith::detail
@@ -261,8 +287,9 @@ TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_
 namespace toroid::arith::detail {
 bool float_sum_avx512_usable() { return false; }
 void float_sum_pass1_block_avx512(const double*, uint32_t, uint32_t*) {}
-void float_sum_encode_block_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, Cursor&, uint8_t*) {}
-void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, int64_t, Cursor&, double*) {}
+void float_sum_encode_block_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, bool, Cursor&, uint8_t*) {}
+void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, bool, int64_t, Cursor&,
+                                   double*) {}
 }  // namespace toroid::arith::detail
 
 #endif

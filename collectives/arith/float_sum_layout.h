@@ -171,7 +171,8 @@ inline void load_fields(const uint8_t* p, uint32_t bytes, u128* u, size_t room) 
 }
 
 // ---- the vector kernels (float_sum_avx512.cc), for doubles in blocks of one
-// chunk without counters; usable() says whether this CPU runs them.
+// chunk without counters or with the -0 counter alone in byte fields
+// (neg_zeros); usable() says whether this CPU runs them.
 bool float_sum_avx512_usable();
 // Tests: false keeps every block on the portable code (default true).
 void float_sum_use_vector(bool on);
@@ -179,11 +180,11 @@ void float_sum_use_vector(bool on);
 void float_sum_pass1_block_avx512(const double* x, uint32_t len, uint32_t* w);
 // One block of len (1..64) values into sub-blocks placed by cur.
 void float_sum_encode_block_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window, uint32_t field_bits,
-                                   Cursor& cur, uint8_t* out);
+                                   bool neg_zeros, Cursor& cur, uint8_t* out);
 // One block's summed sub-blocks into len results; e0 is the weight of
-// window bit 0.
+// window bit 0, h the counters' headroom bits.
 void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits, uint32_t window,
-                                   uint64_t nodes, int64_t e0, Cursor& cur, double* sum);
+                                   uint64_t nodes, uint32_t h, bool neg_zeros, int64_t e0, Cursor& cur, double* sum);
 
 // ---- rounding, shared by the portable code and the vector kernels' slow lanes
 
