@@ -24,20 +24,21 @@ constexpr uint64_t kNodes = 2;
 
 enum class Stage { kPass1, kPlan, kEncode, kAdd, kDecode };
 
-std::vector<double> spread_doubles(size_t n, uint64_t seed, bool neg_zeros) {
+std::vector<double> spread_doubles(size_t n, uint64_t seed, bool neg_zeros, int binades = 49) {
   SplitMix r(seed);
   std::vector<double> x(n);
   for (size_t i = 0; i < n; ++i) {
     const uint64_t k = r.next();
-    x[i] = (k & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + static_cast<double>(k >> 11) * 0x1p-53, static_cast<int>(k % 49) - 24);
+    x[i] = (k & 1 ? -1.0 : 1.0) *
+           std::ldexp(1.0 + static_cast<double>(k >> 11) * 0x1p-53, static_cast<int>(k % binades) - binades / 2);
     if (neg_zeros && i % 97 == 0) x[i] = -0.0;
   }
   return x;
 }
 
-void BM_FloatSum(benchmark::State& state, Stage stage, bool neg_zeros) {
+void BM_FloatSum(benchmark::State& state, Stage stage, bool neg_zeros, int binades = 49) {
   const auto n = static_cast<uint32_t>(state.range(0));
-  const std::vector<double> x = spread_doubles(n, 21, neg_zeros);
+  const std::vector<double> x = spread_doubles(n, 21, neg_zeros, binades);
   std::vector<uint8_t> p1(arith::float_sum_pass1(n).bytes());
   arith::float_sum_pass1_encode<double>(x.data(), n, p1.data());
   const arith::FloatSumPlan plan = *arith::float_sum_plan<double>(p1.data(), n, kNodes);
@@ -67,6 +68,8 @@ BENCHMARK_CAPTURE(BM_FloatSum, add, Stage::kAdd, false)->Arg(8192)->Arg(131072)-
 BENCHMARK_CAPTURE(BM_FloatSum, decode, Stage::kDecode, false)->Arg(8192)->Arg(131072)->Arg(524288);
 BENCHMARK_CAPTURE(BM_FloatSum, encode_negzero, Stage::kEncode, true)->Arg(131072);
 BENCHMARK_CAPTURE(BM_FloatSum, decode_negzero, Stage::kDecode, true)->Arg(131072);
+BENCHMARK_CAPTURE(BM_FloatSum, encode_wide, Stage::kEncode, false, 90)->Arg(131072);
+BENCHMARK_CAPTURE(BM_FloatSum, decode_wide, Stage::kDecode, false, 90)->Arg(131072);
 
 }  // namespace
 }  // namespace toroid::bench
