@@ -33,6 +33,20 @@ TEST(ArithFloatSum, MassiveCancellation) {
   check_sum<double>(many, "alternating 1e300");
 }
 
+// Two chunks (a window of 129 bits on 3 nodes, chunks of 125): sums whose
+// fixed-point value is exactly +-2^128 window units, where the 256-bit
+// negation carries out of the low 128 bits.
+TEST(ArithFloatSum, TwoChunkSumsOfWholeMultiplesOfTwoTo128) {
+  const double tiny = std::ldexp(1.0, -100);  // window bit 0 weighs 2^-152
+  const double whole = std::ldexp(1.0, -24);  // 2^128 window units
+  FloatSumPlan plan;
+  check_bits(-whole, network_float_sum1<double>({tiny, -tiny, -whole}, &plan), "-2^-24 over two chunks");
+  LONGS_EQUAL(3, plan.nodes);
+  check_bits(whole, network_float_sum1<double>({tiny, whole, -tiny}), "2^-24 over two chunks");
+  check_bits(-whole - tiny, network_float_sum1<double>({-tiny, -whole, 0.0}), "-2^-24 - 2^-100");
+  check_sum<double>({tiny, -3 * whole, whole, -tiny}, "-2^-23 over two chunks");
+}
+
 TEST(ArithFloatSum, ExponentSpreadOverTheWholeRange) {
   const double big = std::ldexp(1.0, 1023);
   check_bits(big, network_float_sum1<double>({big, kDMin}), "2^1023 + 2^-1074");
