@@ -303,18 +303,31 @@ Result<FloatSumPlan> float_sum_plan(const uint8_t* pass1, uint32_t n, uint64_t n
   FloatSumPlan plan;
   plan.nodes = nodes;
   plan.headroom = headroom_bits(nodes);
-  // The operand width: whole multiples of the most frequent sub-block size,
-  // so that uniform data fills every operand.
+  // The operand width, so that uniform data fills every operand: whole
+  // multiples of the most frequent group's sub-blocks together (a group of
+  // two chunks, 128 + 24 bytes, fills a 152-byte operand where 240 bytes
+  // held it alone), if the largest sub-block fits; otherwise whole
+  // multiples of the most frequent sub-block size.
   uint64_t by_size[kMaxFieldBits / 8 + 1] = {};
+  uint64_t by_group[kAluMaxWidth / 8 + 1] = {};  // groups by their bytes / 8, up to an operand
+  uint32_t largest = 0;                          // sub-block bytes
   for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
     const Block b = parse_block<F>(pass1, blk);
     if (!b.valid) return error(Code::kInvalid, "float sum: pass-1 result of block %u is inconsistent", blk);
     const Layout l = layout_of<F>(b, plan.headroom);
-    for (uint32_t i = 0; i < l.subs(); ++i) by_size[l.field_bits(i) / 8] += groups_of(block_len(n, blk));
+    uint32_t group = 0;
+    for (uint32_t i = 0; i < l.subs(); ++i) {
+      by_size[l.field_bits(i) / 8] += groups_of(block_len(n, blk));
+      group += l.field_bits(i);  // 8 fields of field_bits bits: field_bits bytes
+      largest = std::max(largest, l.field_bits(i));
+    }
+    if (group != 0 && group <= kAluMaxWidth) by_group[group / 8] += groups_of(block_len(n, blk));
   }
   const auto mode = static_cast<uint32_t>(std::max_element(by_size, by_size + kMaxFieldBits / 8 + 1) - by_size);
   if (by_size[mode] == 0) return plan;  // every result is settled by pass 1
-  plan.width = 8 * mode * (kAluMaxWidth / (8 * mode));
+  const auto gmode = static_cast<uint32_t>(std::max_element(by_group, by_group + kAluMaxWidth / 8 + 1) - by_group);
+  const uint32_t gwidth = by_group[gmode] != 0 ? 8 * gmode * (kAluMaxWidth / (8 * gmode)) : 0;
+  plan.width = gwidth >= largest ? gwidth : 8 * mode * (kAluMaxWidth / (8 * mode));
   Cursor cur(plan.width);
   for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
     const Layout l = layout_of<F>(parse_block<F>(pass1, blk), plan.headroom);

@@ -132,9 +132,11 @@ void signed_extreme_decode(Extreme e, const uint8_t* in, uint32_t n, T* out);
 //           per value: -0 inputs, and for Inf/NaN blocks NaN, +Inf and -Inf
 //           inputs. A block of zeros only takes no pass-2 field at all.
 //           Fields go 8 to a sub-block (a group of 8 values, F bytes), sub-
-//           blocks into operands of width W = whole multiples of the most
-//           frequent sub-block size (at most 256 bytes), never across two
-//           (float_sum_layout.h has the exact order).
+//           blocks into operands of width W (at most 256 bytes), never
+//           across two (float_sum_layout.h has the exact order): W is whole
+//           multiples of the most frequent group's sub-blocks together
+//           where the largest sub-block fits, else of the most frequent
+//           sub-block size.
 //   pass 2  ADD (unsigned; the fields are never negative), width W.
 //   decode  on every node: each chunk's sum minus N * 2^c is an exact signed
 //           integer; the chunks, added at their places, give the exact sum

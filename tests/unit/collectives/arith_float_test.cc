@@ -42,6 +42,11 @@ TEST(ArithFloatSum, TwoChunkSumsOfWholeMultiplesOfTwoTo128) {
   FloatSumPlan plan;
   check_bits(-whole, network_float_sum1<double>({tiny, -tiny, -whole}, &plan), "-2^-24 over two chunks");
   LONGS_EQUAL(3, plan.nodes);
+  // A group is a 128-byte sub-block (16-byte fields: 125 value bits, sign,
+  // 2 of headroom) and an 8-byte one (4 + 1 + 2 bits): operands of exactly
+  // 136 bytes, not 256 with 120 of them empty.
+  LONGS_EQUAL(136, plan.width);
+  LONGS_EQUAL(1, plan.operands);
   check_bits(whole, network_float_sum1<double>({tiny, whole, -tiny}), "2^-24 over two chunks");
   check_bits(-whole - tiny, network_float_sum1<double>({-tiny, -whole, 0.0}), "-2^-24 - 2^-100");
   check_sum<double>({tiny, -3 * whole, whole, -tiny}, "-2^-23 over two chunks");
