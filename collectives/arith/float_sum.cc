@@ -251,6 +251,14 @@ bool vector_block(const Layout& l) {
          float_sum_avx512_usable();
 }
 
+// The vector encode also takes two chunks without counters (the decode
+// does not yet).
+template <typename F>
+bool vector_encode2_block(const Layout& l) {
+  return std::is_same_v<F, double> && l.chunks == 2 && l.counters == 0 && l.chunk_bits > 64 &&
+         g_vector.load(std::memory_order_relaxed) && float_sum_avx512_usable();
+}
+
 uint32_t blocks_of(uint32_t n) { return (n + kFloatSumBlock - 1) / kFloatSumBlock; }
 uint32_t block_len(uint32_t n, uint32_t blk) { return std::min(kFloatSumBlock, n - blk * kFloatSumBlock); }
 uint32_t groups_of(uint32_t len) { return (len + kGroup - 1) / kGroup; }
@@ -353,6 +361,11 @@ void float_sum_pass2_encode(const FloatSumPlan& plan, const uint8_t* pass1, cons
     if constexpr (std::is_same_v<F, double>) {
       if (vector_block<F>(l)) {
         float_sum_encode_block_avx512(xb, len, b.bmin, l.window, l.field_bits(0), l.counters != 0, cur, out);
+        continue;
+      }
+      if (vector_encode2_block<F>(l)) {
+        float_sum_encode_block2_avx512(xb, len, b.bmin, l.window, l.chunk_bits, l.field_bits(0), l.field_bits(1), cur,
+                                       out);
         continue;
       }
     }

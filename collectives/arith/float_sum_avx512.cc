@@ -5,8 +5,10 @@
 // tests run both on the same inputs), for the common case only: doubles in
 // a block of one chunk (fields of at most 128 bits) without counters, or
 // with the one -0 counter in byte fields (up to 128 nodes; a -0 input, as a
-// zero of a data set often is, flags its block). Everything else, and every
-// lane whose result is subnormal or infinite, takes the portable path.
+// zero of a data set often is, flags its block); the encode also takes
+// blocks of two chunks without counters (bits [0, C) and [C, V) of the
+// window, each a piece of its own). Everything else, and every lane whose
+// result is subnormal or infinite, takes the portable path.
 //
 // Encode: each value's significand m is shifted to its place t = b - bmin in
 // the window as a 128-bit (hi, lo) pair with variable shifts (a count of 64
@@ -42,8 +44,8 @@ namespace toroid::arith::detail {
 namespace {
 
 using Fmt = FloatFormat<double>;
-constexpr uint32_t kMinField = 56;  // a double's window is at least 53 bits, plus the sign
-constexpr uint32_t kSizes = (kMaxFieldBits - kMinField) / 8 + 1;  // field widths 56, 64, ..., 128
+constexpr uint32_t kMinField = 8;  // a second chunk's field may be a byte
+constexpr uint32_t kSizes = (kMaxFieldBits - kMinField) / 8 + 1;  // field widths 8, 16, ..., 128
 
 // Per field width F = 8s bits (s = 7..16 bytes), byte permutes between the
 // 8 fields as (lo, hi) qword pairs (lo in bytes 0..63, hi in 64..127 of a
@@ -145,25 +147,44 @@ TOROID_FSUM_TARGET inline void encode_neg_zeros(const double* x, uint32_t cnt, u
   _mm512_mask_cvtepi64_storeu_epi8(out, 0xff, _mm512_maskz_mov_epi64(neg_zero, set1(1)));
 }
 
-TOROID_FSUM_TARGET inline void encode_group(const PackConsts& c, const double* x, uint32_t cnt, uint8_t* out) {
-  const __m512i zero = _mm512_setzero_si512(), one = set1(1), s64 = set1(64);
+// A group's values as m * 2^t (t = b - bmin, the lowest bit's place in the
+// window) and their signs. Finite values only reach here (a block with
+// counters has -0 at most, whose m is 0, like +0's).
+struct Values {
+  __m512i m, t;
+  __mmask8 neg;
+};
+
+TOROID_FSUM_TARGET inline Values values(const PackConsts& c, const double* x, uint32_t cnt) {
   const __mmask8 in = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
   const __m512i u = _mm512_maskz_loadu_epi64(in, x);
   const __m512i e = _mm512_and_si512(_mm512_srli_epi64(u, 52), set1(Fmt::kExpMax));
-  // Finite values only reach here (the block has no counters); zeros give m = 0.
-  __m512i m = _mm512_and_si512(u, set1((uint64_t{1} << 52) - 1));
-  m = _mm512_mask_or_epi64(m, _mm512_test_epi64_mask(e, e), m, set1(uint64_t{1} << 52));
-  const __m512i t = _mm512_sub_epi64(_mm512_max_epu64(e, one), c.bmin);
-  __m512i lo = _mm512_sllv_epi64(m, t);
-  __m512i hi = _mm512_or_si512(_mm512_srlv_epi64(m, _mm512_sub_epi64(s64, t)),
-                               _mm512_sllv_epi64(m, _mm512_sub_epi64(t, s64)));
+  Values v;
+  v.m = _mm512_and_si512(u, set1((uint64_t{1} << 52) - 1));
+  v.m = _mm512_mask_or_epi64(v.m, _mm512_test_epi64_mask(e, e), v.m, set1(uint64_t{1} << 52));
+  v.t = _mm512_sub_epi64(_mm512_max_epu64(e, set1(1)), c.bmin);
+  v.neg = _mm512_cmplt_epi64_mask(u, _mm512_setzero_si512());
+  return v;
+}
+
+// m * 2^s as (hi, lo) for any s, negative included: a shift count out of
+// 0..63 (as an unsigned lane, a negative one too) gives 0.
+TOROID_FSUM_TARGET inline void shifted(__m512i m, __m512i s, __m512i* lo, __m512i* hi) {
+  const __m512i s64 = set1(64), zero = _mm512_setzero_si512();
+  *lo = _mm512_or_si512(_mm512_sllv_epi64(m, s), _mm512_srlv_epi64(m, _mm512_sub_epi64(zero, s)));
+  *hi = _mm512_or_si512(_mm512_srlv_epi64(m, _mm512_sub_epi64(s64, s)), _mm512_sllv_epi64(m, _mm512_sub_epi64(s, s64)));
+}
+
+// One chunk's 8 fields: 2^c + the piece (hi, lo), negated for negative x,
+// packed into field_bits bytes at out.
+TOROID_FSUM_TARGET inline void store_piece(const PackConsts& c, __m512i lo, __m512i hi, __mmask8 neg, uint8_t* out) {
+  const __m512i zero = _mm512_setzero_si512(), one = set1(1);
   // Negative x: -(hi, lo) = (-hi - (lo != 0), -lo).
-  const __mmask8 neg = _mm512_cmplt_epi64_mask(u, zero);
   const __mmask8 borrow = neg & _mm512_test_epi64_mask(lo, lo);
   hi = _mm512_mask_sub_epi64(hi, neg, zero, hi);
   hi = _mm512_mask_sub_epi64(hi, borrow, hi, one);
   lo = _mm512_mask_sub_epi64(lo, neg, zero, lo);
-  // + 2^V, the carry out of lo into hi.
+  // + 2^c, the carry out of lo into hi.
   const __m512i lo2 = _mm512_add_epi64(lo, c.bias_lo);
   hi = _mm512_add_epi64(hi, c.bias_hi);
   hi = _mm512_mask_add_epi64(hi, _mm512_cmplt_epu64_mask(lo2, lo), hi, one);
@@ -173,7 +194,32 @@ TOROID_FSUM_TARGET inline void encode_group(const PackConsts& c, const double* x
   _mm512_mask_storeu_epi8(out + 64, c.store1, _mm512_permutex2var_epi8(lo, c.idx1, hi));
 }
 
+TOROID_FSUM_TARGET inline void encode_group(const PackConsts& c, const double* x, uint32_t cnt, uint8_t* out) {
+  const Values v = values(c, x, cnt);
+  __m512i lo, hi;
+  shifted(v.m, v.t, &lo, &hi);
+  store_piece(c, lo, hi, v.neg, out);
+}
+
 }  // namespace
+
+// Two chunks: bits [0, C) of each value's window, then bits [C, V).
+TOROID_FSUM_TARGET void float_sum_encode_block2_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window,
+                                                       uint32_t chunk_bits, uint32_t field_bits0, uint32_t field_bits1,
+                                                       Cursor& cur, uint8_t* out) {
+  const PackConsts c0 = pack_consts(bmin, chunk_bits, field_bits0);
+  const PackConsts c1 = pack_consts(bmin, window - chunk_bits, field_bits1);
+  const __m512i keep0 = set1((uint64_t{1} << (chunk_bits - 64)) - 1);  // 64 < C < 128
+  const __m512i cc = set1(chunk_bits);
+  for (uint32_t g = 0; g < len; g += kGroup) {
+    const Values v = values(c0, x + g, len - g);
+    __m512i lo, hi;
+    shifted(v.m, v.t, &lo, &hi);
+    store_piece(c0, lo, _mm512_and_si512(hi, keep0), v.neg, out + cur.place(field_bits0, out));
+    shifted(v.m, _mm512_sub_epi64(v.t, cc), &lo, &hi);
+    store_piece(c1, lo, hi, v.neg, out + cur.place(field_bits1, out));
+  }
+}
 
 TOROID_FSUM_TARGET void float_sum_encode_block_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window,
                                                       uint32_t field_bits, bool neg_zeros, Cursor& cur, uint8_t* out) {
@@ -288,6 +334,8 @@ namespace toroid::arith::detail {
 bool float_sum_avx512_usable() { return false; }
 void float_sum_pass1_block_avx512(const double*, uint32_t, uint32_t*) {}
 void float_sum_encode_block_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, bool, Cursor&, uint8_t*) {}
+void float_sum_encode_block2_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, Cursor&,
+                                    uint8_t*) {}
 void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, bool, int64_t, Cursor&,
                                    double*) {}
 }  // namespace toroid::arith::detail

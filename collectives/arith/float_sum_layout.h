@@ -181,6 +181,9 @@ void float_sum_pass1_block_avx512(const double* x, uint32_t len, uint32_t* w);
 // One block of len (1..64) values into sub-blocks placed by cur.
 void float_sum_encode_block_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window, uint32_t field_bits,
                                    bool neg_zeros, Cursor& cur, uint8_t* out);
+// The same for a block of two chunks without counters.
+void float_sum_encode_block2_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window, uint32_t chunk_bits,
+                                    uint32_t field_bits0, uint32_t field_bits1, Cursor& cur, uint8_t* out);
 // One block's summed sub-blocks into len results; e0 is the weight of
 // window bit 0, h the counters' headroom bits.
 void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits, uint32_t window,

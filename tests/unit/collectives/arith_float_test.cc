@@ -314,7 +314,7 @@ double kernel_case(Rng& rng, uint32_t r, uint32_t k) {
   const uint32_t b = k / kFloatSumBlock;
   const double sign = rng.chance(0.5) ? -1.0 : 1.0;
   const double m = 1.0 + rng.uniform();
-  switch (b % 10) {
+  switch (b % 11) {
     case 0: return sign * std::ldexp(m, static_cast<int>(rng.below(3)));               // narrow: 7-byte fields
     case 1: return sign * std::ldexp(m, static_cast<int>(rng.below(49)) - 24);         // the bench's spread
     case 2: return sign * std::ldexp(m, static_cast<int>(rng.below(70)) - 600);        // 16-byte fields
@@ -324,6 +324,7 @@ double kernel_case(Rng& rng, uint32_t r, uint32_t k) {
     case 6: return (r % 2 ? -1.0 : 1.0) * std::ldexp(1.0, static_cast<int>(k % 40));   // exact zero sums
     case 7: return k % 11 == 0 ? std::ldexp(m, -1074 + 60) : sign * m * 1e300;         // two chunks
     case 8: return r == 1 && k % 13 == 0 ? INFINITY : sign * m;                        // Inf: counters
+    case 9: return sign * std::ldexp(m, static_cast<int>(rng.below(100)) - 50);        // two chunks
     default:  // -0 on every node (a -0 sum) or on some (+0), beside finite values
       return k % 5 == 0 ? -0.0 : k % 7 == 0 ? (r % 2 ? 0.0 : -0.0) : sign * std::ldexp(m, static_cast<int>(rng.below(49)) - 24);
   }
