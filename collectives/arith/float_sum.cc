@@ -251,10 +251,9 @@ bool vector_block(const Layout& l) {
          float_sum_avx512_usable();
 }
 
-// The vector encode also takes two chunks without counters (the decode
-// does not yet).
+// And blocks of two chunks without counters.
 template <typename F>
-bool vector_encode2_block(const Layout& l) {
+bool vector_block2(const Layout& l) {
   return std::is_same_v<F, double> && l.chunks == 2 && l.counters == 0 && l.chunk_bits > 64 &&
          g_vector.load(std::memory_order_relaxed) && float_sum_avx512_usable();
 }
@@ -264,6 +263,10 @@ uint32_t block_len(uint32_t n, uint32_t blk) { return std::min(kFloatSumBlock, n
 uint32_t groups_of(uint32_t len) { return (len + kGroup - 1) / kGroup; }
 
 }  // namespace
+
+double detail::round_words(bool negative, const uint64_t* mag, uint32_t n, int64_t e0) {
+  return round_big<double>(negative, mag, n, e0);
+}
 
 TreePass float_sum_pass1(uint32_t n) {
   return TreePass{AluOp::kMax, AluType::kUnsigned, kPass1WordBytes, blocks_of(n) * kFloatSumPass1Words};
@@ -363,7 +366,7 @@ void float_sum_pass2_encode(const FloatSumPlan& plan, const uint8_t* pass1, cons
         float_sum_encode_block_avx512(xb, len, b.bmin, l.window, l.field_bits(0), l.counters != 0, cur, out);
         continue;
       }
-      if (vector_encode2_block<F>(l)) {
+      if (vector_block2<F>(l)) {
         float_sum_encode_block2_avx512(xb, len, b.bmin, l.window, l.chunk_bits, l.field_bits(0), l.field_bits(1), cur,
                                        out);
         continue;
@@ -390,10 +393,15 @@ void float_sum_decode(const FloatSumPlan& plan, const uint8_t* pass1, const uint
       continue;
     }
     if constexpr (std::is_same_v<F, double>) {
+      const int64_t e0 = static_cast<int64_t>(b.bmin) - FloatFormat<F>::kBias - (FloatFormat<F>::kPrecision - 1);
       if (vector_block<F>(l)) {
-        const int64_t e0 = static_cast<int64_t>(b.bmin) - FloatFormat<F>::kBias - (FloatFormat<F>::kPrecision - 1);
         float_sum_decode_block_avx512(pass2, len, l.field_bits(0), l.window, plan.nodes, l.h, l.counters != 0, e0, cur,
                                       sb);
+        continue;
+      }
+      if (vector_block2<F>(l)) {
+        float_sum_decode_block2_avx512(pass2, len, l.window, l.chunk_bits, l.field_bits(0), l.field_bits(1), plan.nodes,
+                                       e0, cur, sb);
         continue;
       }
     }

@@ -5,10 +5,11 @@
 // tests run both on the same inputs), for the common case only: doubles in
 // a block of one chunk (fields of at most 128 bits) without counters, or
 // with the one -0 counter in byte fields (up to 128 nodes; a -0 input, as a
-// zero of a data set often is, flags its block); the encode also takes
-// blocks of two chunks without counters (bits [0, C) and [C, V) of the
-// window, each a piece of its own). Everything else, and every lane whose
-// result is subnormal or infinite, takes the portable path.
+// zero of a data set often is, flags its block), or two chunks without
+// counters (bits [0, C) and [C, V) of the window, each a piece of its own;
+// the decode adds S0 + S1 * 2^C over four words and rounds as for one).
+// Everything else, and every lane whose result is subnormal or infinite,
+// takes the portable path.
 //
 // Encode: each value's significand m is shifted to its place t = b - bmin in
 // the window as a 128-bit (hi, lo) pair with variable shifts (a count of 64
@@ -326,6 +327,142 @@ TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_
   }
 }
 
+namespace {
+
+// Eight fields of field_bits bytes at in as (lo, hi), less N * 2^c: the
+// chunk's signed sum in two's complement.
+struct Unpack {
+  __m512i lo_idx, hi_idx, bias_lo, bias_hi;
+  __mmask64 lo_keep, hi_keep, load0, load1;
+};
+
+TOROID_FSUM_TARGET inline Unpack unpack_consts(uint32_t field_bits, uint32_t c, uint64_t nodes) {
+  const FieldTables& tb = kTables[(field_bits - kMinField) / 8];
+  Unpack u;
+  u.lo_idx = _mm512_load_si512(tb.lo);
+  u.hi_idx = _mm512_load_si512(tb.hi);
+  u.lo_keep = tb.lo_keep;
+  u.hi_keep = tb.hi_keep;
+  u.load0 = byte_mask(field_bits);
+  u.load1 = field_bits > 64 ? byte_mask(field_bits - 64) : 0;
+  const u128 bias = static_cast<u128>(nodes) << c;
+  u.bias_lo = set1(static_cast<uint64_t>(bias));
+  u.bias_hi = set1(static_cast<uint64_t>(bias >> 64));
+  return u;
+}
+
+TOROID_FSUM_TARGET inline void unpack_sum(const Unpack& u, const uint8_t* in, __m512i* lo, __m512i* hi) {
+  const __m512i b0 = _mm512_maskz_loadu_epi8(u.load0, in);
+  const __m512i b1 = _mm512_maskz_loadu_epi8(u.load1, in + 64);
+  *lo = _mm512_maskz_permutex2var_epi8(u.lo_keep, b0, u.lo_idx, b1);
+  *hi = _mm512_maskz_permutex2var_epi8(u.hi_keep, b0, u.hi_idx, b1);
+  const __mmask8 borrow = _mm512_cmplt_epu64_mask(*lo, u.bias_lo);
+  *lo = _mm512_sub_epi64(*lo, u.bias_lo);
+  *hi = _mm512_sub_epi64(*hi, u.bias_hi);
+  *hi = _mm512_mask_sub_epi64(*hi, borrow, *hi, set1(1));
+}
+
+// a + b + carry-in, and the carry out, per lane.
+TOROID_FSUM_TARGET inline __m512i add_carry(__m512i a, __m512i b, __mmask8 cin, __mmask8* cout) {
+  const __m512i s = _mm512_add_epi64(a, b);
+  const __mmask8 c = _mm512_cmplt_epu64_mask(s, a);
+  const __m512i s2 = _mm512_mask_add_epi64(s, cin, s, set1(1));
+  *cout = c | (cin & _mm512_cmpeq_epi64_mask(s2, _mm512_setzero_si512()));
+  return s2;
+}
+
+// Two chunks: S = S0 + S1 * 2^C over four words (|S| < 2^255), rounded as
+// the one-chunk decode does (to odd at 64 bits, then to nearest even).
+TOROID_FSUM_TARGET inline void decode_group2(const Unpack& u0, const Unpack& u1, __m512i k_shift, __m512i ebias,
+                                             int64_t e0, const uint8_t* in0, const uint8_t* in1, double* sum,
+                                             uint32_t cnt) {
+  const __m512i zero = _mm512_setzero_si512(), one = set1(1), s64 = set1(64);
+  __m512i l0, h0, l1, h1;
+  unpack_sum(u0, in0, &l0, &h0);
+  unpack_sum(u1, in1, &l1, &h1);
+  // S1 * 2^C, C = 64 + k (0 < k < 64): words 1..3; S0 sign-extended: 0..3.
+  const __m512i a1 = _mm512_sllv_epi64(l1, k_shift);
+  const __m512i a2 = _mm512_shldv_epi64(h1, l1, k_shift);
+  const __m512i a3 = _mm512_srav_epi64(h1, _mm512_sub_epi64(s64, k_shift));
+  const __m512i ext = _mm512_srai_epi64(h0, 63);
+  __mmask8 c1, c2, c3;
+  __m512i w0 = l0;
+  __m512i w1 = add_carry(h0, a1, 0, &c1);
+  __m512i w2 = add_carry(ext, a2, c1, &c2);
+  __m512i w3 = add_carry(ext, a3, c2, &c3);
+  // |S|: ~S + 1 over the four words where S < 0.
+  const __mmask8 neg = _mm512_cmplt_epi64_mask(w3, zero);
+  const __mmask8 z0 = _mm512_cmpeq_epi64_mask(w0, zero);
+  const __mmask8 z1 = z0 & _mm512_cmpeq_epi64_mask(w1, zero);
+  const __mmask8 z2 = z1 & _mm512_cmpeq_epi64_mask(w2, zero);
+  const __m512i all = set1(~uint64_t{0});
+  w0 = _mm512_mask_sub_epi64(w0, neg, zero, w0);
+  w1 = _mm512_mask_add_epi64(w1, neg, _mm512_xor_si512(w1, all), _mm512_maskz_mov_epi64(z0, one));
+  w2 = _mm512_mask_add_epi64(w2, neg, _mm512_xor_si512(w2, all), _mm512_maskz_mov_epi64(z1, one));
+  w3 = _mm512_mask_add_epi64(w3, neg, _mm512_xor_si512(w3, all), _mm512_maskz_mov_epi64(z2, one));
+  // The top word q (the last nonzero one), the word below it, and whether
+  // anything lies below those two.
+  const __mmask8 n1 = _mm512_test_epi64_mask(w1, w1), n2 = _mm512_test_epi64_mask(w2, w2),
+                 n3 = _mm512_test_epi64_mask(w3, w3);
+  __m512i top = _mm512_mask_mov_epi64(_mm512_mask_mov_epi64(_mm512_mask_mov_epi64(w0, n1, w1), n2, w2), n3, w3);
+  __m512i below = _mm512_mask_mov_epi64(_mm512_mask_mov_epi64(_mm512_maskz_mov_epi64(n1, w0), n2, w1), n3, w2);
+  const __mmask8 rest = (n3 & (_mm512_test_epi64_mask(w1, w1) | _mm512_test_epi64_mask(w0, w0))) |
+                        (n2 & ~n3 & _mm512_test_epi64_mask(w0, w0));
+  __m512i q = _mm512_mask_mov_epi64(_mm512_mask_mov_epi64(_mm512_maskz_mov_epi64(n1, one), n2, set1(2)), n3, set1(3));
+  // k = bit length = 64 q + r, r = 64 - lzcnt(top) (0 only for S = 0).
+  const __m512i r = _mm512_sub_epi64(s64, _mm512_lzcnt_epi64(top));
+  const __m512i k = _mm512_add_epi64(_mm512_slli_epi64(q, 6), r);
+  // m64: the 64 bits from the leading one down, the bits below it or'ed
+  // into bit 0 (round to odd).
+  const __m512i up = _mm512_sub_epi64(s64, r);  // 0..64
+  __m512i m64 = _mm512_shldv_epi64(top, below, up);
+  // (m64 took the top 64 - r bits of `below`; its low r bits are lost.)
+  const __mmask8 lost = rest | _mm512_test_epi64_mask(_mm512_sllv_epi64(below, up), all);
+  m64 = _mm512_mask_or_epi64(m64, lost, m64, one);
+  // Round to 53 bits, nearest even; the exponent as in the one-chunk decode.
+  __m512i m = _mm512_srli_epi64(m64, 11);
+  const __mmask8 half_set = _mm512_test_epi64_mask(m64, set1(uint64_t{1} << 10));
+  const __mmask8 sticky_or_odd = _mm512_test_epi64_mask(m64, set1(0x3ff)) | _mm512_test_epi64_mask(m, one);
+  m = _mm512_mask_add_epi64(m, half_set & sticky_or_odd, m, one);
+  const __m512i be = _mm512_add_epi64(k, ebias);
+  const __mmask8 nonzero = _mm512_test_epi64_mask(k, k);
+  const __mmask8 normal = nonzero & _mm512_cmpge_epi64_mask(be, one) & _mm512_cmple_epi64_mask(be, set1(2046));
+  __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(_mm512_sub_epi64(be, one), 52), m);
+  bits = _mm512_mask_or_epi64(bits, neg, bits, set1(uint64_t{1} << 63));
+  bits = _mm512_maskz_mov_epi64(normal, bits);  // zero sums: +0 (no counters in the block)
+  const __mmask8 out_mask = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
+  _mm512_mask_storeu_epi64(sum, out_mask, bits);
+  const auto slow = static_cast<uint32_t>(nonzero & ~normal & out_mask);
+  if (slow != 0) {
+    alignas(64) uint64_t w[4][8];
+    _mm512_store_si512(w[0], w0);
+    _mm512_store_si512(w[1], w1);
+    _mm512_store_si512(w[2], w2);
+    _mm512_store_si512(w[3], w3);
+    for (uint32_t j = 0; j < kGroup; ++j) {
+      if ((slow >> j & 1) == 0) continue;
+      const uint64_t mag[4] = {w[0][j], w[1][j], w[2][j], w[3][j]};
+      sum[j] = round_words((neg >> j & 1) != 0, mag, 4, e0);
+    }
+  }
+}
+
+}  // namespace
+
+TOROID_FSUM_TARGET void float_sum_decode_block2_avx512(const uint8_t* in, uint32_t len, uint32_t window,
+                                                       uint32_t chunk_bits, uint32_t field_bits0, uint32_t field_bits1,
+                                                       uint64_t nodes, int64_t e0, Cursor& cur, double* sum) {
+  const Unpack u0 = unpack_consts(field_bits0, chunk_bits, nodes);
+  const Unpack u1 = unpack_consts(field_bits1, window - chunk_bits, nodes);
+  const __m512i k_shift = set1(chunk_bits - 64);
+  const __m512i ebias = set1(static_cast<uint64_t>(e0 - 1 + Fmt::kBias));
+  for (uint32_t g = 0; g < len; g += kGroup) {
+    const uint8_t* in0 = in + cur.place(field_bits0);
+    const uint8_t* in1 = in + cur.place(field_bits1);
+    decode_group2(u0, u1, k_shift, ebias, e0, in0, in1, sum + g, len - g);
+  }
+}
+
 }  // namespace toroid::arith::detail
 
 #else  // no x86-64 GCC: the portable code does everything
@@ -336,6 +473,8 @@ void float_sum_pass1_block_avx512(const double*, uint32_t, uint32_t*) {}
 void float_sum_encode_block_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, bool, Cursor&, uint8_t*) {}
 void float_sum_encode_block2_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, Cursor&,
                                     uint8_t*) {}
+void float_sum_decode_block2_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, int64_t,
+                                    Cursor&, double*) {}
 void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, bool, int64_t, Cursor&,
                                    double*) {}
 }  // namespace toroid::arith::detail

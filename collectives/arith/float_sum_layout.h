@@ -184,6 +184,13 @@ void float_sum_encode_block_avx512(const double* x, uint32_t len, uint32_t bmin,
 // The same for a block of two chunks without counters.
 void float_sum_encode_block2_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window, uint32_t chunk_bits,
                                     uint32_t field_bits0, uint32_t field_bits1, Cursor& cur, uint8_t* out);
+// One block of two chunks' summed sub-blocks into len results.
+void float_sum_decode_block2_avx512(const uint8_t* in, uint32_t len, uint32_t window, uint32_t chunk_bits,
+                                    uint32_t field_bits0, uint32_t field_bits1, uint64_t nodes, int64_t e0, Cursor& cur,
+                                    double* sum);
+// Round sign * mag * 2^e0 (n words, not zero) to a double, as the portable
+// decode does (float_sum.cc): the vector kernels' slow lanes.
+double round_words(bool negative, const uint64_t* mag, uint32_t n, int64_t e0);
 // One block's summed sub-blocks into len results; e0 is the weight of
 // window bit 0, h the counters' headroom bits.
 void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits, uint32_t window,

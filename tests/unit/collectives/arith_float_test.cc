@@ -33,10 +33,12 @@ TEST(ArithFloatSum, MassiveCancellation) {
   check_sum<double>(many, "alternating 1e300");
 }
 
-// Two chunks (a window of 129 bits on 3 nodes, chunks of 125): sums whose
-// fixed-point value is exactly +-2^128 window units, where the 256-bit
-// negation carries out of the low 128 bits.
-TEST(ArithFloatSum, TwoChunkSumsOfWholeMultiplesOfTwoTo128) {
+// Two chunks (windows of 129 and 183 bits on 3 nodes, chunks of 125): sums
+// whose fixed-point value is exactly +-2^128 window units, where the
+// 256-bit negation carries out of the low 128 bits, and ties broken by a
+// bit two words below the sum's top one (the portable code and the vector
+// kernels both take these blocks).
+TEST(ArithFloatSum, TwoChunkSumsCarryAndRoundExactly) {
   const double tiny = std::ldexp(1.0, -100);  // window bit 0 weighs 2^-152
   const double whole = std::ldexp(1.0, -24);  // 2^128 window units
   FloatSumPlan plan;
@@ -50,6 +52,16 @@ TEST(ArithFloatSum, TwoChunkSumsOfWholeMultiplesOfTwoTo128) {
   check_bits(whole, network_float_sum1<double>({tiny, whole, -tiny}), "2^-24 over two chunks");
   check_bits(-whole - tiny, network_float_sum1<double>({-tiny, -whole, 0.0}), "-2^-24 - 2^-100");
   check_sum<double>({tiny, -3 * whole, whole, -tiny}, "-2^-23 over two chunks");
+  // 1 + 2^-53 is a tie; a bit 130 binades down (in the sum's lowest word,
+  // two words below its top) breaks it upwards.
+  check_bits(1.0 + 0x1p-52, network_float_sum1<double>({1.0, 0x1p-53, 0x1p-130}), "a tie broken far below");
+  check_bits(-1.0 - 0x1p-52, network_float_sum1<double>({-1.0, -0x1p-53, -0x1p-130}), "the same, negative");
+  check_bits(1.0, network_float_sum1<double>({1.0, 0x1p-53, -0x1p-130}), "a tie broken downwards");
+  // The same tie broken by a bit of the word just below the top one, 20
+  // bits up in it, where the leading bit sits 59 bits up its word (5 nodes:
+  // chunks of 124 bits; the window's bottom set by +-2^-135).
+  check_bits(1.0 + 0x1p-52, network_float_sum1<double>({1.0, 0x1p-53, 0x1p-103, 0x1p-135, -0x1p-135}),
+             "a tie broken in the word below the top");
 }
 
 TEST(ArithFloatSum, ExponentSpreadOverTheWholeRange) {
@@ -314,7 +326,7 @@ double kernel_case(Rng& rng, uint32_t r, uint32_t k) {
   const uint32_t b = k / kFloatSumBlock;
   const double sign = rng.chance(0.5) ? -1.0 : 1.0;
   const double m = 1.0 + rng.uniform();
-  switch (b % 11) {
+  switch (b % 12) {
     case 0: return sign * std::ldexp(m, static_cast<int>(rng.below(3)));               // narrow: 7-byte fields
     case 1: return sign * std::ldexp(m, static_cast<int>(rng.below(49)) - 24);         // the bench's spread
     case 2: return sign * std::ldexp(m, static_cast<int>(rng.below(70)) - 600);        // 16-byte fields
@@ -325,6 +337,7 @@ double kernel_case(Rng& rng, uint32_t r, uint32_t k) {
     case 7: return k % 11 == 0 ? std::ldexp(m, -1074 + 60) : sign * m * 1e300;         // two chunks
     case 8: return r == 1 && k % 13 == 0 ? INFINITY : sign * m;                        // Inf: counters
     case 9: return sign * std::ldexp(m, static_cast<int>(rng.below(100)) - 50);        // two chunks
+    case 10: return sign * std::ldexp(1.0 + (k % 4) * 0.25, static_cast<int>(rng.below(100)) - 50);  // ties too
     default:  // -0 on every node (a -0 sum) or on some (+0), beside finite values
       return k % 5 == 0 ? -0.0 : k % 7 == 0 ? (r % 2 ? 0.0 : -0.0) : sign * std::ldexp(m, static_cast<int>(rng.below(49)) - 24);
   }
@@ -338,7 +351,7 @@ double kernel_case(Rng& rng, uint32_t r, uint32_t k) {
 // block, and lanes they hand back (subnormal, infinite and zero sums).
 IGNORE_TEST(ArithFloatSum, VectorKernelsMatchThePortableCodeByteForByte) {
   for (uint32_t nodes : {1u, 2u, 3u, 8u, 300u}) {
-    for (uint32_t n : {1u, 7u, 9u, 64u, 200u, 9u * 64 + 13}) {
+    for (uint32_t n : {1u, 7u, 9u, 64u, 200u, 9u * 64 + 13, 12u * 64}) {
       Rng rng(nodes * 1000 + n);
       std::vector<std::vector<double>> x(nodes, std::vector<double>(n));
       for (uint32_t r = 0; r < nodes; ++r)
