@@ -233,10 +233,43 @@ TOROID_FSUM_TARGET void float_sum_encode_block_avx512(const double* x, uint32_t 
 
 namespace {
 
+// Eight fields of field_bits bytes at in as (lo, hi), less N * 2^c: the
+// chunk's signed sum in two's complement.
+struct Unpack {
+  __m512i lo_idx, hi_idx, bias_lo, bias_hi;
+  __mmask64 lo_keep, hi_keep, load0, load1;
+};
+
+TOROID_FSUM_TARGET inline Unpack unpack_consts(uint32_t field_bits, uint32_t c, uint64_t nodes) {
+  const FieldTables& tb = kTables[(field_bits - kMinField) / 8];
+  Unpack u;
+  u.lo_idx = _mm512_load_si512(tb.lo);
+  u.hi_idx = _mm512_load_si512(tb.hi);
+  u.lo_keep = tb.lo_keep;
+  u.hi_keep = tb.hi_keep;
+  u.load0 = byte_mask(field_bits);
+  u.load1 = field_bits > 64 ? byte_mask(field_bits - 64) : 0;
+  const u128 bias = static_cast<u128>(nodes) << c;
+  u.bias_lo = set1(static_cast<uint64_t>(bias));
+  u.bias_hi = set1(static_cast<uint64_t>(bias >> 64));
+  return u;
+}
+
+TOROID_FSUM_TARGET inline void unpack_sum(const Unpack& u, const uint8_t* in, __m512i* lo, __m512i* hi) {
+  const __m512i b0 = _mm512_maskz_loadu_epi8(u.load0, in);
+  const __m512i b1 = _mm512_maskz_loadu_epi8(u.load1, in + 64);
+  *lo = _mm512_maskz_permutex2var_epi8(u.lo_keep, b0, u.lo_idx, b1);
+  *hi = _mm512_maskz_permutex2var_epi8(u.hi_keep, b0, u.hi_idx, b1);
+  const __mmask8 borrow = _mm512_cmplt_epu64_mask(*lo, u.bias_lo);
+  *lo = _mm512_sub_epi64(*lo, u.bias_lo);
+  *hi = _mm512_sub_epi64(*hi, u.bias_hi);
+  *hi = _mm512_mask_sub_epi64(*hi, borrow, *hi, set1(1));
+}
+
 // Loop invariants of one block's unpacking and rounding.
 struct UnpackConsts {
-  __m512i lo_idx, hi_idx, bias_lo, bias_hi, ebias, nodes, count_mask;
-  __mmask64 lo_keep, hi_keep, load0, load1;
+  Unpack u;
+  __m512i ebias, nodes, count_mask;
   int64_t e0;
 };
 
@@ -244,16 +277,10 @@ struct UnpackConsts {
 TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t* in, const uint8_t* neg_zeros,
                                             double* sum, uint32_t cnt) {
   const __m512i one = set1(1), zero = _mm512_setzero_si512(), s64 = set1(64), s128 = set1(128);
-  // Unpack: two byte permutes out of the sub-block's (up to) 128 bytes.
-  const __m512i b0 = _mm512_maskz_loadu_epi8(c.load0, in);
-  const __m512i b1 = _mm512_maskz_loadu_epi8(c.load1, in + 64);
-  __m512i lo = _mm512_maskz_permutex2var_epi8(c.lo_keep, b0, c.lo_idx, b1);
-  __m512i hi = _mm512_maskz_permutex2var_epi8(c.hi_keep, b0, c.hi_idx, b1);
+  // Unpack (two byte permutes out of the sub-block's up to 128 bytes) and
   // S = U - N * 2^V, two's complement over (hi, lo).
-  const __mmask8 borrow = _mm512_cmplt_epu64_mask(lo, c.bias_lo);
-  lo = _mm512_sub_epi64(lo, c.bias_lo);
-  hi = _mm512_sub_epi64(hi, c.bias_hi);
-  hi = _mm512_mask_sub_epi64(hi, borrow, hi, one);
+  __m512i lo, hi;
+  unpack_sum(c.u, in, &lo, &hi);
   // |S|
   const __mmask8 neg = _mm512_cmplt_epi64_mask(hi, zero);
   const __mmask8 nb = neg & _mm512_test_epi64_mask(lo, lo);
@@ -306,17 +333,8 @@ TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t
 TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits,
                                                       uint32_t window, uint64_t nodes, uint32_t h, bool neg_zeros,
                                                       int64_t e0, Cursor& cur, double* sum) {
-  const FieldTables& tb = kTables[(field_bits - kMinField) / 8];
   UnpackConsts c;
-  c.lo_idx = _mm512_load_si512(tb.lo);
-  c.hi_idx = _mm512_load_si512(tb.hi);
-  c.lo_keep = tb.lo_keep;
-  c.hi_keep = tb.hi_keep;
-  c.load0 = byte_mask(field_bits);
-  c.load1 = field_bits > 64 ? byte_mask(field_bits - 64) : 0;
-  const u128 bias = static_cast<u128>(nodes) << window;
-  c.bias_lo = set1(static_cast<uint64_t>(bias));
-  c.bias_hi = set1(static_cast<uint64_t>(bias >> 64));
+  c.u = unpack_consts(field_bits, window, nodes);
   c.ebias = set1(static_cast<uint64_t>(e0 - 1 + Fmt::kBias));
   c.nodes = set1(nodes);
   c.count_mask = set1((uint64_t{1} << (h + 1)) - 1);
@@ -328,39 +346,6 @@ TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_
 }
 
 namespace {
-
-// Eight fields of field_bits bytes at in as (lo, hi), less N * 2^c: the
-// chunk's signed sum in two's complement.
-struct Unpack {
-  __m512i lo_idx, hi_idx, bias_lo, bias_hi;
-  __mmask64 lo_keep, hi_keep, load0, load1;
-};
-
-TOROID_FSUM_TARGET inline Unpack unpack_consts(uint32_t field_bits, uint32_t c, uint64_t nodes) {
-  const FieldTables& tb = kTables[(field_bits - kMinField) / 8];
-  Unpack u;
-  u.lo_idx = _mm512_load_si512(tb.lo);
-  u.hi_idx = _mm512_load_si512(tb.hi);
-  u.lo_keep = tb.lo_keep;
-  u.hi_keep = tb.hi_keep;
-  u.load0 = byte_mask(field_bits);
-  u.load1 = field_bits > 64 ? byte_mask(field_bits - 64) : 0;
-  const u128 bias = static_cast<u128>(nodes) << c;
-  u.bias_lo = set1(static_cast<uint64_t>(bias));
-  u.bias_hi = set1(static_cast<uint64_t>(bias >> 64));
-  return u;
-}
-
-TOROID_FSUM_TARGET inline void unpack_sum(const Unpack& u, const uint8_t* in, __m512i* lo, __m512i* hi) {
-  const __m512i b0 = _mm512_maskz_loadu_epi8(u.load0, in);
-  const __m512i b1 = _mm512_maskz_loadu_epi8(u.load1, in + 64);
-  *lo = _mm512_maskz_permutex2var_epi8(u.lo_keep, b0, u.lo_idx, b1);
-  *hi = _mm512_maskz_permutex2var_epi8(u.hi_keep, b0, u.hi_idx, b1);
-  const __mmask8 borrow = _mm512_cmplt_epu64_mask(*lo, u.bias_lo);
-  *lo = _mm512_sub_epi64(*lo, u.bias_lo);
-  *hi = _mm512_sub_epi64(*hi, u.bias_hi);
-  *hi = _mm512_mask_sub_epi64(*hi, borrow, *hi, set1(1));
-}
 
 // a + b + carry-in, and the carry out, per lane.
 TOROID_FSUM_TARGET inline __m512i add_carry(__m512i a, __m512i b, __mmask8 cin, __mmask8* cout) {
