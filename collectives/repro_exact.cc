@@ -120,7 +120,8 @@ Status ExactSum::step() {
 
 void ExactSum::end(Status st) {
   if (!st) {
-    const std::string slice = slices_ > 1 ? " (slice " + std::to_string(slice_ + 1) + "/" + std::to_string(slices_) + ")" : "";
+    std::string slice;
+    if (slices_ > 1) slice = " (slice " + std::to_string(slice_ + 1) + "/" + std::to_string(slices_) + ")";
     st = error(st.code(), "allreduce %s (exact) pass %d%s: %s", inner_info_.name, pass_, slice.c_str(),
                st.message().c_str());
   }

@@ -310,8 +310,8 @@ TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t
   bits = _mm512_maskz_mov_epi64(normal, bits);  // zero sums: +0 ...
   if (neg_zeros != nullptr) {
     // ... or -0 where every node's input was -0.
-    const __m512i counts = _mm512_and_si512(_mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(neg_zeros))),
-                                            c.count_mask);
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(neg_zeros));
+    const __m512i counts = _mm512_and_si512(_mm512_cvtepu8_epi64(bytes), c.count_mask);
     const __mmask8 all_neg_zero = static_cast<__mmask8>(~nonzero) & _mm512_cmpeq_epi64_mask(counts, c.nodes);
     bits = _mm512_mask_mov_epi64(bits, all_neg_zero, set1(uint64_t{1} << 63));
   }
@@ -460,8 +460,8 @@ void float_sum_encode_block2_avx512(const double*, uint32_t, uint32_t, uint32_t,
                                     uint8_t*) {}
 void float_sum_decode_block2_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, int64_t,
                                     Cursor&, double*) {}
-void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, bool, int64_t, Cursor&,
-                                   double*) {}
+void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, bool, int64_t,
+                                   Cursor&, double*) {}
 }  // namespace toroid::arith::detail
 
 #endif

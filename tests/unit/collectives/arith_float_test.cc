@@ -339,7 +339,9 @@ double kernel_case(Rng& rng, uint32_t r, uint32_t k) {
     case 9: return sign * std::ldexp(m, static_cast<int>(rng.below(100)) - 50);        // two chunks
     case 10: return sign * std::ldexp(1.0 + (k % 4) * 0.25, static_cast<int>(rng.below(100)) - 50);  // ties too
     default:  // -0 on every node (a -0 sum) or on some (+0), beside finite values
-      return k % 5 == 0 ? -0.0 : k % 7 == 0 ? (r % 2 ? 0.0 : -0.0) : sign * std::ldexp(m, static_cast<int>(rng.below(49)) - 24);
+      if (k % 5 == 0) return -0.0;
+      if (k % 7 == 0) return r % 2 ? 0.0 : -0.0;
+      return sign * std::ldexp(m, static_cast<int>(rng.below(49)) - 24);
   }
 }
 
