@@ -45,6 +45,7 @@ bool kernel_clock_is_tsc() { return false; }
 #endif
 
 const bool g_reads_tsc = kernel_clock_is_tsc();
+constexpr uint64_t kMaxLeadNs = 100 * kUs;
 
 // A kernel reading and the TSC at the same instant: the middle of two TSC
 // reads taken close together (a thread preempted between them tries again).
@@ -82,7 +83,11 @@ uint64_t RealClock::now_ns() const {
 // scale is not known yet): a kernel reading. The scale is the whole span
 // since the first reading, so it converges; the reading continues from the
 // later of the kernel's time and the TSC's extrapolation, so it never goes
-// back (a scale a little fast leaves it a few nanoseconds ahead).
+// back (a scale a little fast leaves it a few nanoseconds ahead). An
+// extrapolation more than kMaxLeadNs off the kernel's time (a TSC that
+// jumped, say when a host moved the VM) starts the measurement over from
+// this reading: the clock follows the kernel, never going back, until the
+// new scale is known a millisecond later.
 uint64_t RealClock::reanchor(uint64_t) const {
   uint64_t k, c;
   read_pair(&k, &c);
@@ -92,7 +97,17 @@ uint64_t RealClock::reanchor(uint64_t) const {
     return k;
   }
   uint64_t t = std::max(k, last_);
-  if (mult_ != 0 && c >= anchor_tsc_) t = std::max(t, anchor_ns_ + scaled(c - anchor_tsc_, mult_));
+  if (mult_ != 0) {
+    const uint64_t ext = c >= anchor_tsc_ ? anchor_ns_ + scaled(c - anchor_tsc_, mult_) : 0;
+    if (ext > k + kMaxLeadNs || ext + kMaxLeadNs < k) {
+      base_tsc_ = anchor_tsc_ = c;
+      base_ns_ = k;
+      anchor_ns_ = last_ = t;
+      mult_ = 0;
+      return t;
+    }
+    t = std::max(t, ext);
+  }
   if (k - base_ns_ >= kMs && c > base_tsc_) {
     mult_ = static_cast<uint64_t>((static_cast<unsigned __int128>(k - base_ns_) << 32) / (c - base_tsc_));
     if (mult_ == 0) mult_ = 1;
