@@ -266,6 +266,27 @@ TOROID_FSUM_TARGET inline void unpack_sum(const Unpack& u, const uint8_t* in, __
   *hi = _mm512_mask_sub_epi64(*hi, borrow, *hi, set1(1));
 }
 
+// The doubles of normal results from m64 (the magnitude's leading 64 bits,
+// leading bit at 63, everything below or'ed into bit 0: round to odd), k
+// (its bit length) and the signs: rounded to 53 bits, nearest even, with
+// the biased exponent e0 + k - 1 + bias (ebias = e0 - 1 + bias). Normal
+// results only (1 .. 2046 before rounding); other lanes are 0, and the
+// caller takes its `nonzero & ~normal` lanes the portable way.
+TOROID_FSUM_TARGET inline __m512i round_normal(__m512i m64, __m512i k, __mmask8 neg, __m512i ebias, __mmask8* nonzero,
+                                               __mmask8* normal) {
+  const __m512i one = set1(1);
+  __m512i m = _mm512_srli_epi64(m64, 11);
+  const __mmask8 half_set = _mm512_test_epi64_mask(m64, set1(uint64_t{1} << 10));
+  const __mmask8 sticky_or_odd = _mm512_test_epi64_mask(m64, set1(0x3ff)) | _mm512_test_epi64_mask(m, one);
+  m = _mm512_mask_add_epi64(m, half_set & sticky_or_odd, m, one);
+  const __m512i be = _mm512_add_epi64(k, ebias);
+  *nonzero = _mm512_test_epi64_mask(k, k);
+  *normal = *nonzero & _mm512_cmpge_epi64_mask(be, one) & _mm512_cmple_epi64_mask(be, set1(2046));
+  __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(_mm512_sub_epi64(be, one), 52), m);
+  bits = _mm512_mask_or_epi64(bits, neg, bits, set1(uint64_t{1} << 63));
+  return _mm512_maskz_mov_epi64(*normal, bits);
+}
+
 // Loop invariants of one block's unpacking and rounding.
 struct UnpackConsts {
   Unpack u;
@@ -295,19 +316,8 @@ TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t
   const __m512i m_big = _mm512_mask_or_epi64(_mm512_shrdv_epi64(lo, hi, _mm512_sub_epi64(k, s64)), lost,
                                              _mm512_shrdv_epi64(lo, hi, _mm512_sub_epi64(k, s64)), one);
   const __m512i m64 = _mm512_mask_blend_epi64(big, _mm512_sllv_epi64(lo, _mm512_sub_epi64(s64, k)), m_big);
-  // Round to 53 bits, nearest even.
-  __m512i m = _mm512_srli_epi64(m64, 11);
-  const __mmask8 half_set = _mm512_test_epi64_mask(m64, set1(uint64_t{1} << 10));
-  const __mmask8 sticky_or_odd = _mm512_test_epi64_mask(m64, set1(0x3ff)) | _mm512_test_epi64_mask(m, one);
-  m = _mm512_mask_add_epi64(m, half_set & sticky_or_odd, m, one);
-  // Biased exponent of the leading bit: e0 + k - 1 + bias. Normal results
-  // only (1 .. 2046 before rounding); the rest goes the portable way.
-  const __m512i be = _mm512_add_epi64(k, c.ebias);
-  const __mmask8 nonzero = _mm512_test_epi64_mask(k, k);
-  const __mmask8 normal = nonzero & _mm512_cmpge_epi64_mask(be, one) & _mm512_cmple_epi64_mask(be, set1(2046));
-  __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(_mm512_sub_epi64(be, one), 52), m);
-  bits = _mm512_mask_or_epi64(bits, neg, bits, set1(uint64_t{1} << 63));
-  bits = _mm512_maskz_mov_epi64(normal, bits);  // zero sums: +0 ...
+  __mmask8 nonzero, normal;
+  __m512i bits = round_normal(m64, k, neg, c.ebias, &nonzero, &normal);  // zero sums: +0 ...
   if (neg_zeros != nullptr) {
     // ... or -0 where every node's input was -0.
     const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(neg_zeros));
@@ -404,17 +414,8 @@ TOROID_FSUM_TARGET inline void decode_group2(const Unpack& u0, const Unpack& u1,
   // (m64 took the top 64 - r bits of `below`; its low r bits are lost.)
   const __mmask8 lost = rest | _mm512_test_epi64_mask(_mm512_sllv_epi64(below, up), all);
   m64 = _mm512_mask_or_epi64(m64, lost, m64, one);
-  // Round to 53 bits, nearest even; the exponent as in the one-chunk decode.
-  __m512i m = _mm512_srli_epi64(m64, 11);
-  const __mmask8 half_set = _mm512_test_epi64_mask(m64, set1(uint64_t{1} << 10));
-  const __mmask8 sticky_or_odd = _mm512_test_epi64_mask(m64, set1(0x3ff)) | _mm512_test_epi64_mask(m, one);
-  m = _mm512_mask_add_epi64(m, half_set & sticky_or_odd, m, one);
-  const __m512i be = _mm512_add_epi64(k, ebias);
-  const __mmask8 nonzero = _mm512_test_epi64_mask(k, k);
-  const __mmask8 normal = nonzero & _mm512_cmpge_epi64_mask(be, one) & _mm512_cmple_epi64_mask(be, set1(2046));
-  __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(_mm512_sub_epi64(be, one), 52), m);
-  bits = _mm512_mask_or_epi64(bits, neg, bits, set1(uint64_t{1} << 63));
-  bits = _mm512_maskz_mov_epi64(normal, bits);  // zero sums: +0 (no counters in the block)
+  __mmask8 nonzero, normal;
+  const __m512i bits = round_normal(m64, k, neg, ebias, &nonzero, &normal);  // zero sums: +0 (no counters)
   const __mmask8 out_mask = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
   _mm512_mask_storeu_epi64(sum, out_mask, bits);
   const auto slow = static_cast<uint32_t>(nonzero & ~normal & out_mask);
