@@ -71,7 +71,7 @@ uint64_t RealClock::now_ns() const {
   if (!g_reads_tsc) return kernel_ns();
   const uint64_t c = tsc();
   const uint64_t d = c - anchor_tsc_;
-  if (mult_ == 0 || d >= reanchor_cycles_) return reanchor(c);
+  if (mult_ == 0 || d >= reanchor_cycles_) return reanchor();
   // A thread that moved to another CPU may read a TSC a few cycles behind
   // the last one: never earlier than what was returned.
   const uint64_t t = anchor_ns_ + scaled(d, mult_);
@@ -88,7 +88,7 @@ uint64_t RealClock::now_ns() const {
 // jumped, say when a host moved the VM) starts the measurement over from
 // this reading: the clock follows the kernel, never going back, until the
 // new scale is known a millisecond later.
-uint64_t RealClock::reanchor(uint64_t) const {
+uint64_t RealClock::reanchor() const {
   uint64_t k, c;
   read_pair(&k, &c);
   if (base_ns_ == 0) {

@@ -34,7 +34,7 @@ class RealClock final : public Clock {
   static bool reads_tsc();
 
  private:
-  uint64_t reanchor(uint64_t tsc) const;
+  uint64_t reanchor() const;
 
   mutable uint64_t base_tsc_ = 0, base_ns_ = 0;      // the first reading: the scale's baseline
   mutable uint64_t anchor_tsc_ = 0, anchor_ns_ = 0;  // the latest re-anchoring

@@ -107,6 +107,10 @@ constexpr uint64_t kCollTimeoutRealNs = 30ull * 1000 * 1000 * 1000; // 30 s real
 // Exact float sums run in slices of this many values (256 KiB of doubles,
 // whole 64-value blocks): a slice's data stays in cache through both passes.
 constexpr uint32_t kExactSliceValues = 32768;
+// After an operation, the longest a node waits for its own frames to leave
+// its transmit queues before it stops polling (a bench check, an MPI
+// program's own work): NetStack::tx_drained().
+constexpr uint64_t kTxDrainNs = 100ull * 1000 * 1000;
 constexpr uint32_t kContextAgreeRounds = 1000;  // rounds of one context agreement before it gives up (retries while a member takes part in another)
 constexpr uint64_t kJobTimeoutSimNs = 1000ull * 1000 * 1000;        // 1 s virtual
 constexpr uint64_t kJobTimeoutRealNs = 120ull * 1000 * 1000 * 1000; // 2 min real

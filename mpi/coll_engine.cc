@@ -116,8 +116,6 @@ bool g_engine_on = false;
 // the operation's timeout (which names what it waited for) fires first.
 uint64_t coll_wait_ns() { return rt().timeout_ns() + rt().timeout_ns() / 4; }
 
-constexpr uint64_t kDrainNs = 100 * kMs;
-
 // A blocking collective returns to a program that may compute for a long
 // time without calling MPI: frames of the finished operation still in this
 // rank's transmit queues (a ring's last sends, out of credits) leave first,
@@ -126,7 +124,7 @@ constexpr uint64_t kDrainNs = 100 * kMs;
 void drain_tx() {
   NetStack& net = rt().world().net();
   if (net.tx_drained()) return;
-  (void)rt().loop().run_until([&] { return net.tx_drained(); }, kDrainNs, "transmit queues");
+  (void)rt().loop().run_until([&] { return net.tx_drained(); }, tuning::kTxDrainNs, "transmit queues");
 }
 
 }  // namespace

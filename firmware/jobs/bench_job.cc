@@ -181,7 +181,6 @@ void BenchJob::start() {
 namespace {
 constexpr uint64_t kWarmBytes = 16ull << 20;
 constexpr uint32_t kMaxWarmup = 200;
-constexpr uint64_t kDrainNs = 100 * kMs;  // longest wait for this node's own frames to leave after an operation
 }  // namespace
 
 void BenchJob::begin_entry() {
@@ -272,7 +271,7 @@ bool BenchJob::poll() {
       // them (measured: 7.7 ms in one of five 4 MiB repetitions).
       if (!ctx_.comm.net().tx_drained()) {
         phase_ = Phase::kDrain;
-        drain_until_ = ctx_.loop.now() + kDrainNs;
+        drain_until_ = ctx_.loop.now() + tuning::kTxDrainNs;
         return true;
       }
       end_rep();
