@@ -125,6 +125,10 @@ std::string algo_names(CollKind kind);
 // Exact mode (collectives/repro_exact.cc): allreduce float SUM correctly
 // rounded by running `inner` twice over integer encodings (seed 004 B.3).
 std::unique_ptr<CollAlgo> make_exact_sum(const AlgoInfo& inner);
+// allreduce "exact-share" (collectives/repro_exact_share.h): exact mode by
+// its own method, so the communicator runs it as it is, not inside ExactSum.
+std::unique_ptr<CollAlgo> make_exact_share();
+std::string exact_share_applicable(const CommInfo& comm, const CollArgs& args);
 
 void register_generic_algos(std::vector<AlgoInfo>& out);  // point-to-point schedules
 void register_seed_algos(std::vector<AlgoInfo>& out);     // seeds 000, 001, 003

@@ -209,7 +209,7 @@ Status Comm::start(const CollArgs& args_in, std::string_view algo) {
   const AlgoInfo* info = nullptr;
   if (Status st = prepare(a, algo, &info); !st) return st;
   const bool exact = a.repro == Repro::kExact && a.kind == CollKind::kAllreduce && dtype_is_float(a.dtype) &&
-                     a.op == ROp::kSum;
+                     a.op == ROp::kSum && info->make != make_exact_share;
   // The algorithm objects are reused between operations (slots_, comm.h);
   // names are assigned into the same string: steady state allocates nothing
   // here, whatever mix of kinds and algorithms the program runs (up to

@@ -43,10 +43,42 @@ Prefs two_nodes(const CollArgs& a, uint64_t bytes) {
   }
 }
 
-Prefs preferences(const CommInfo& c, const CollArgs& a) {
+// The 2x2x2 cube: every partner of recursive doubling and halving is a
+// direct neighbour, and one torus hop reaches every line. (On 2x2x1 the
+// same runs were mixed: the table's choices stay.) Medians on 2x2x2 memif, 9000-byte
+// frames, two or more runs each (docs/collectives.md): allreduce 8 B
+// torus-tree 27 against tree 52-59 us, 16 KiB 53-57 against cube400's
+// 120-136 and rabenseifner's 88-91, 64 KiB rabenseifner 137-144 against
+// cube400's 241-262, 1 MiB 1.98 against 2.83-3.17 ms, 4 MiB 10.5-11.8
+// against 12.6-13.0; bcast line-multicast 6-18 us against tree's 30-77 at
+// 8 B to 16 KiB; allgather recursive-doubling 52-54 us against ring's
+// 204-222 at 16 KiB, 4.1-4.3 against 6.3-6.7 ms at 4 MiB; barrier
+// torus-ring 33 against barrier-network's 40 us (three runs of four).
+constexpr uint64_t kCubeSmall = 16 * 1024;
+bool cube(const CommInfo& c) {
+  return c.box && c.shape.n[0] == 2 && c.shape.n[1] == 2 && c.shape.n[2] == 2;
+}
+
+Prefs cube_prefs(const CollArgs& a, uint64_t bytes) {
+  switch (a.kind) {
+    case CollKind::kAllreduce:
+      if (bytes <= kCubeSmall) return {"torus-tree", "tree", "recursive-doubling", "rabenseifner", "ring"};
+      return {"rabenseifner", "cube400", "ring", "torus-fixed-order", "tree"};
+    case CollKind::kBcast: return {"line-multicast", "binomial", "tree"};
+    case CollKind::kAllgather: return {"recursive-doubling", "ring", "tree"};
+    case CollKind::kBarrier: return {"torus-ring", "barrier-network", "dissemination"};
+    default: return {};
+  }
+}
+
+Prefs base_preferences(const CommInfo& c, const CollArgs& a) {
   const uint64_t bytes = a.count * a.esize;
   if (c.size == 2) {
     const Prefs p = two_nodes(a, bytes);
+    if (p.n > 0) return p;
+  }
+  if (cube(c)) {
+    const Prefs p = cube_prefs(a, bytes);
     if (p.n > 0) return p;
   }
   switch (a.kind) {
@@ -74,6 +106,23 @@ Prefs preferences(const CommInfo& c, const CollArgs& a) {
       return {"barrier-network", "dissemination"};
   }
   return {};
+}
+
+// Exact float sums of more than kSmall bytes: each rank rounds only its
+// own share (repro_exact_share.h) instead of every rank decoding every
+// value; below, ExactSum over the usual choice. Medians on memif, 9000-byte
+// frames (docs/collectives.md): 2x1x1 512 B ExactSum over torus-ring 1.18
+// against 1.47 us, 4 KiB 2.76 against 1.69, 64 KiB 34.8 against 8.75;
+// 2x2x2 4 KiB 106 against 73 us, 64 KiB 449 against 240.
+Prefs preferences(const CommInfo& c, const CollArgs& a) {
+  const Prefs base = base_preferences(c, a);
+  if (a.kind != CollKind::kAllreduce || a.repro != Repro::kExact || a.op != ROp::kSum || !dtype_is_float(a.dtype) ||
+      a.count * a.esize <= kSmall || c.size < 2)
+    return base;
+  Prefs p{"exact-share"};
+  for (const char* name : base)
+    if (p.n < 5) p.names[p.n++] = name;
+  return p;
 }
 
 }  // namespace

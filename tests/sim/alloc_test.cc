@@ -264,8 +264,9 @@ ALLOC_TEST(SteadyState, EveryAlgorithmAllocatesNothingAfterTheFirstCall) {
 // Exact float sums with a barrier between each two (as a benchmark runs
 // them): the sum's object, whose operand buffers are several times the
 // data, is kept while the barrier runs, so after the first round neither
-// operation allocates.
-ALLOC_TEST(SteadyState, ExactSumsBetweenBarriersAllocateNothingAfterTheFirst) {
+// operation allocates. ExactSum over `algo`, or exact-share (its alltoall
+// and allgather objects and staging kept too).
+void exact_sums_between_barriers(const char* algo, const char* shown) {
   LogCapture log;
   auto rig = trained_cube();
   auto comms = world_comms(*rig);
@@ -286,23 +287,31 @@ ALLOC_TEST(SteadyState, ExactSumsBetweenBarriersAllocateNothingAfterTheFirst) {
     sums[r].recv = recv[r].data();
     barriers[r].kind = CollKind::kBarrier;
   }
-  CHECK_TRUE(run_once(*rig, comms, sums, "ring"));
+  CHECK_TRUE(run_once(*rig, comms, sums, algo));
   const CollAlgo* first = comms[0]->active_algo();
   CHECK_TRUE(run_once(*rig, comms, barriers));
   g_allocs = 0;
   g_counting = true;
   bool ok = true;
-  for (int k = 0; k < 100 && ok; ++k) ok = run_once(*rig, comms, sums, "ring") && run_once(*rig, comms, barriers);
+  for (int k = 0; k < 100 && ok; ++k) ok = run_once(*rig, comms, sums, algo) && run_once(*rig, comms, barriers);
   g_counting = false;
   CHECK_TRUE(ok);
   LONGS_EQUAL(0, g_allocs.load());
-  CHECK_TRUE(run_once(*rig, comms, sums, "ring"));
+  CHECK_TRUE(run_once(*rig, comms, sums, algo));
   CHECK_TRUE(comms[0]->active_algo() == first);  // the same object all along
-  STRCMP_EQUAL("ring (exact)", comms[0]->algo().c_str());
+  STRCMP_EQUAL(shown, comms[0]->algo().c_str());
   // The sums are right: 8 contributions of 2^e * (1 + 0.001 r), r = 1..8.
   double want = 0;
   for (uint32_t r = 0; r < n; ++r) want += std::ldexp(1.0 + 0.001 * (r + 1), static_cast<int>(kCount - 1) % 49 - 24);
   DOUBLES_EQUAL(want, recv[5][kCount - 1], std::ldexp(want, -50));
+}
+
+ALLOC_TEST(SteadyState, ExactSumsBetweenBarriersAllocateNothingAfterTheFirst) {
+  exact_sums_between_barriers("ring", "ring (exact)");
+}
+
+ALLOC_TEST(SteadyState, ExactShareSumsBetweenBarriersAllocateNothingAfterTheFirst) {
+  exact_sums_between_barriers("exact-share", "exact-share");
 }
 
 // Kinds and algorithms mixed, as programs and benchmarks run them (a

@@ -50,6 +50,8 @@ void register_generic_algos(std::vector<AlgoInfo>& out) {
   out.push_back(AlgoInfo{ar, "recursive-doubling", kThakur, true, any_size, make<RecursiveDoublingAllreduce>});
   out.push_back(AlgoInfo{ar, "rabenseifner", "Rabenseifner 2004; Thakur, Rabenseifner, Gropp 2005", true, any_size,
                          make<RabenseifnerAllreduce>});
+  out.push_back(AlgoInfo{ar, "exact-share", "seed 004 B.3 at each share's owner: alltoall, exact local sum, allgather",
+                         true, exact_share_applicable, make_exact_share});
   const CollKind rs = CollKind::kReduceScatter;
   out.push_back(AlgoInfo{rs, "ring", "Patarasuk & Yuan 2009 (bidirectional)", true, any_size, make<RingReduceScatter>});
   out.push_back(AlgoInfo{rs, "recursive-halving", kThakur, true, any_size, make<RecursiveHalvingReduceScatter>});

@@ -16,11 +16,16 @@
 //   registered allreduce of tree, ring, recursive-doubling, torus-ring gives
 //   MPFR's correctly rounded sum on 2x2x2, 8x1x1 and 4x2x1 holding the same
 //   8 contributions: the same bits for every algorithm and shape.
+// - exact-share (each rank rounds its own share): MPFR's sum and the
+//   specials' rules bit for bit on 2x2x2, 3x1x1 (a padded last share) and
+//   2x1x1 (IEEE addition and the encoded path alike), in place and with
+//   faults; each rank rounds share() values, not the whole vector.
 #include <mpfr.h>
 
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +34,7 @@
 #include "base/rng.h"
 #include "collectives/comm.h"
 #include "collectives/repro_exact.h"
+#include "collectives/repro_exact_share.h"
 #include "netstack/p2p.h"
 #include "netstack/tree/barrier.h"
 #include "netstack/tree/combine.h"
@@ -414,6 +420,88 @@ void exact_everywhere(const std::string& faults) {
 
 TEST(TreeColl, ExactSumIsCorrectlyRoundedForEveryAlgorithmAndShape) { exact_everywhere(""); }
 TEST(TreeColl, ExactSumWithFaults) { exact_everywhere(kFaults); }
+
+// Element i of rank r for exact-share: exact_value's edges and random
+// doubles, and from element 40 on specials and overflow.
+double share_value(uint32_t r, uint32_t i) {
+  switch (i) {
+    case 40: return r == 1 ? std::nan("") : 1.0;                          // any NaN -> the default NaN
+    case 41: return r == 0 ? HUGE_VAL : r == 1 ? -HUGE_VAL : 2.0;         // +Inf and -Inf -> NaN
+    case 42: return r == 0 ? -HUGE_VAL : -1e308;                          // -Inf
+    case 43: return 0x1.fffffffffffffp1023;                               // rounds beyond the largest
+    default: return exact_value(r, i % 40 == i ? i : 7 + i % 33 + (i / 40) * 1000);
+  }
+}
+
+double share_want(const std::vector<double>& xs, uint32_t i) {
+  switch (i) {
+    case 40: case 41: return std::numeric_limits<double>::quiet_NaN();
+    case 42: return -HUGE_VAL;
+    case 43: return xs.size() > 1 ? HUGE_VAL : xs[0];
+    default: return mpfr_sum(xs);
+  }
+}
+
+// Runs exact-share on dims (count values, or in place) and checks every
+// node's result against MPFR; returns node 0's.
+std::vector<double> share_sum_on(const char* dims, uint32_t count, bool in_place, const std::string& faults,
+                                 bool encode_pairs = false) {
+  auto rig = booted_rig(dims, faults);
+  CHECK_TRUE(rig != nullptr);
+  const uint32_t n = rig->node_count();
+  std::vector<std::vector<double>> in(n, std::vector<double>(count)), out(n, std::vector<double>(count, -1.0));
+  for (uint32_t r = 0; r < n; ++r)
+    for (uint32_t i = 0; i < count; ++i) in[r][i] = share_value(r, i);
+  auto comms = world_comms(*rig);
+  auto args_of = [&](size_t r) {
+    if (in_place) out[r] = in[r];
+    CollArgs a = reduce_args(CollKind::kAllreduce, DType::kDouble, ROp::kSum, count,
+                             in_place ? nullptr : in[r].data(), out[r].data());
+    a.repro = Repro::kExact;
+    return a;
+  };
+  const std::string what = std::string(dims) + " " + std::to_string(count) + (in_place ? " in place " : " ") + faults;
+  check_all_ok(run_coll(*rig, comms, args_of, "exact-share"), what);
+  if (encode_pairs) {  // the object is kept: the second operation takes the encoded path
+    for (Comm* c : comms) static_cast<ExactShare*>(c->active_algo())->set_encode_pairs(true);
+    check_all_ok(run_coll(*rig, comms, args_of, "exact-share"), what);
+  }
+  const uint64_t blocks = (count + 63) / 64, share = (blocks + n - 1) / n * 64;
+  for (uint32_t r = 0; r < n; ++r) {
+    STRCMP_EQUAL("exact-share", comms[r]->algo().c_str());
+    const auto* es = dynamic_cast<const ExactShare*>(comms[r]->active_algo());
+    CHECK_TRUE(es != nullptr);
+    LONGS_EQUAL(share, es->share());
+    LONGS_EQUAL(share, es->rounded());  // its own share, not the n * share values
+    CHECK_EQUAL(n == 2 && !encode_pairs, es->pair_add());
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    std::vector<double> xs;
+    for (uint32_t r = 0; r < n; ++r) xs.push_back(in[r][i]);
+    const double want = share_want(xs, i);
+    for (uint32_t r = 0; r < n; ++r) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "%s node %u element %u: got %a want %a", what.c_str(), r, i, out[r][i], want);
+      CHECK_TEXT(std::memcmp(&out[r][i], &want, 8) == 0, msg);
+    }
+  }
+  if (!faults.empty()) CHECK_TEXT(rig->fabric().stats().dropped > 0, "the fault plan dropped frames");
+  return out[0];
+}
+
+TEST(TreeColl, ExactShareRoundsEachShareOnceAtItsOwner) {
+  share_sum_on("2x2x2", 5000, false, "");
+  share_sum_on("2x2x2", 5000, true, kFaults);
+  share_sum_on("3x1x1", 1000, false, "");  // 16 blocks in shares of 6: the last padded
+  share_sum_on("3x1x1", 44, true, "");
+}
+
+TEST(TreeColl, ExactShareOnTwoNodesAddsOnceOrEncodesWithTheSameBits) {
+  const auto added = share_sum_on("2x1x1", 3000, false, "");
+  const auto encoded = share_sum_on("2x1x1", 3000, false, "", true);
+  CHECK_TRUE(std::memcmp(added.data(), encoded.data(), 8 * added.size()) == 0);
+  share_sum_on("2x1x1", 100, true, kFaults);
+}
 
 TEST(TreeColl, AMissingNodeMakesTheOthersTimeOutNamingTheNetwork) {
   struct Case {

@@ -61,9 +61,24 @@ TEST(Select, RegistryIsComplete) {
 }
 
 TEST(Select, TableChoices) {
+  // The 2x2x2 cube: every recursive partner a direct neighbour.
   const CommInfo cube = world("2x2x2");
-  STRCMP_EQUAL("tree", pick(cube, args(CollKind::kAllreduce, 1)).c_str());
-  STRCMP_EQUAL("barrier-network", pick(cube, args(CollKind::kBarrier, 0)).c_str());
+  STRCMP_EQUAL("torus-tree", pick(cube, args(CollKind::kAllreduce, 1)).c_str());
+  STRCMP_EQUAL("torus-tree", pick(cube, args(CollKind::kAllreduce, 2048)).c_str());
+  STRCMP_EQUAL("rabenseifner", pick(cube, args(CollKind::kAllreduce, 2049)).c_str());
+  STRCMP_EQUAL("torus-ring", pick(cube, args(CollKind::kBarrier, 0)).c_str());
+  STRCMP_EQUAL("line-multicast", pick(cube, args(CollKind::kBcast, 1)).c_str());
+  STRCMP_EQUAL("recursive-doubling", pick(cube, args(CollKind::kAllgather, 1 << 16)).c_str());
+  // Exact float sums: each rank rounds its own share above 2 KiB.
+  CollArgs exact = args(CollKind::kAllreduce, 256, DType::kDouble);
+  exact.repro = Repro::kExact;
+  STRCMP_EQUAL("torus-tree", pick(cube, exact).c_str());  // run twice inside ExactSum
+  exact.count = 257;
+  STRCMP_EQUAL("exact-share", pick(cube, exact).c_str());
+  STRCMP_EQUAL("exact-share", pick(world("2x1x1"), exact).c_str());
+  STRCMP_EQUAL("exact-share", pick(world("3x3x3"), exact).c_str());
+  exact.repro = Repro::kNone;
+  STRCMP_EQUAL("rabenseifner", pick(world("3x3x3"), exact).c_str());  // plain: the usual table
   // Two nodes: one packet each way instead of the network's up and down, as
   // collective packets (torus-ring) on the world, as messages on a pair.
   const CommInfo two = world("2x1x1");
@@ -82,10 +97,13 @@ TEST(Select, TableChoices) {
   STRCMP_EQUAL("dissemination", pick(pair, args(CollKind::kBarrier, 0)).c_str());
   // PROD is not on the combine ALU either way; torus-ring takes it.
   STRCMP_EQUAL("torus-ring", pick(two, args(CollKind::kAllreduce, 4, DType::kInt32, ROp::kProd)).c_str());
-  // PROD is not on the combine ALU: a point-to-point algorithm instead.
-  STRCMP_EQUAL("recursive-doubling", pick(cube, args(CollKind::kAllreduce, 4, DType::kInt32, ROp::kProd)).c_str());
-  // Large vectors on the 2x2x2 cube: the seed 001 method.
-  STRCMP_EQUAL("cube400", pick(cube, args(CollKind::kAllreduce, 1 << 20)).c_str());
+  // PROD is not on the combine ALU, but torus-tree reduces on the torus and
+  // only broadcasts on the combine network; the tree takes none.
+  STRCMP_EQUAL("torus-tree", pick(cube, args(CollKind::kAllreduce, 4, DType::kInt32, ROp::kProd)).c_str());
+  STRCMP_EQUAL("recursive-doubling",
+               pick(world("2x2x2", false), args(CollKind::kAllreduce, 4, DType::kInt32, ROp::kProd)).c_str());
+  // Large vectors on the 2x2x2 cube: recursive halving, then doubling.
+  STRCMP_EQUAL("rabenseifner", pick(cube, args(CollKind::kAllreduce, 1 << 20)).c_str());
   STRCMP_EQUAL("bruck", pick(cube, args(CollKind::kAlltoall, 4)).c_str());
   CollArgs big = args(CollKind::kAlltoall, 1 << 16);
   const int64_t dummy = 0;
