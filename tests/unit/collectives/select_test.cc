@@ -108,7 +108,10 @@ TEST(Select, TableChoices) {
   CollArgs big = args(CollKind::kAlltoall, 1 << 16);
   const int64_t dummy = 0;
   big.send = &dummy;  // not in place
+  STRCMP_EQUAL("pairwise", pick(cube, big).c_str());  // 512 KiB blocks on the cube
+  big.count = 1024;                                     // 8 KiB blocks
   STRCMP_EQUAL("random-order", pick(cube, big).c_str());
+  STRCMP_EQUAL("random-order", pick(world("4x2x1"), big).c_str());
   big.send = nullptr;  // in place
   CHECK(big.in_place());
   STRCMP_EQUAL("xor-inplace", pick(cube, big).c_str());
