@@ -52,13 +52,13 @@ Prefs two_nodes(const CollArgs& a, uint64_t bytes) {
 // cube400's 241-262, 1 MiB 1.98 against 2.83-3.17 ms, 4 MiB 10.5-11.8
 // against 12.6-13.0; bcast line-multicast 6-18 us against tree's 30-77 at
 // 8 B to 16 KiB; allgather recursive-doubling 52-54 us against ring's
-// 204-222 at 16 KiB, 4.1-4.3 against 6.3-6.7 ms at 4 MiB; barrier
-// torus-ring 33 against barrier-network's 40 us (three runs of four);
-// alltoall of 64 KiB blocks pairwise 734-768 against random-order's
-// 755-798 us, 512 KiB blocks 6.8-6.9 against 8.0-8.1 ms (8 KiB blocks:
-// random-order 120-139 against 178-185 us).
+// 204-222 at 16 KiB, 4.1-4.3 against 6.3-6.7 ms at 4 MiB; alltoall of
+// 512 KiB blocks pairwise 6.8-6.9 against random-order's 8.0-8.1 ms (64 and
+// 128 KiB blocks: within each other's spread; 8 KiB: random-order 120-139
+// against 178-185 us). The barrier stays the network's: torus-ring won
+// three runs of four in one series and lost three of four in the next.
 constexpr uint64_t kCubeSmall = 16 * 1024;
-constexpr uint64_t kCubePairwiseMin = 64 * 1024;  // bytes per alltoall block
+constexpr uint64_t kCubePairwiseMin = 256 * 1024;  // bytes per alltoall block
 bool cube(const CommInfo& c) {
   return c.box && c.shape.n[0] == 2 && c.shape.n[1] == 2 && c.shape.n[2] == 2;
 }
@@ -70,7 +70,6 @@ Prefs cube_prefs(const CollArgs& a, uint64_t bytes) {
       return {"rabenseifner", "cube400", "ring", "torus-fixed-order", "tree"};
     case CollKind::kBcast: return {"line-multicast", "binomial", "tree"};
     case CollKind::kAllgather: return {"recursive-doubling", "ring", "tree"};
-    case CollKind::kBarrier: return {"torus-ring", "barrier-network", "dissemination"};
     case CollKind::kAlltoall:
       if (bytes >= kCubePairwiseMin && !a.in_place()) return {"pairwise", "random-order"};
       return {};

@@ -66,7 +66,7 @@ TEST(Select, TableChoices) {
   STRCMP_EQUAL("torus-tree", pick(cube, args(CollKind::kAllreduce, 1)).c_str());
   STRCMP_EQUAL("torus-tree", pick(cube, args(CollKind::kAllreduce, 2048)).c_str());
   STRCMP_EQUAL("rabenseifner", pick(cube, args(CollKind::kAllreduce, 2049)).c_str());
-  STRCMP_EQUAL("torus-ring", pick(cube, args(CollKind::kBarrier, 0)).c_str());
+  STRCMP_EQUAL("barrier-network", pick(cube, args(CollKind::kBarrier, 0)).c_str());
   STRCMP_EQUAL("line-multicast", pick(cube, args(CollKind::kBcast, 1)).c_str());
   STRCMP_EQUAL("recursive-doubling", pick(cube, args(CollKind::kAllgather, 1 << 16)).c_str());
   // Exact float sums: each rank rounds its own share above 2 KiB.
@@ -109,7 +109,7 @@ TEST(Select, TableChoices) {
   const int64_t dummy = 0;
   big.send = &dummy;  // not in place
   STRCMP_EQUAL("pairwise", pick(cube, big).c_str());  // 512 KiB blocks on the cube
-  big.count = 1024;                                     // 8 KiB blocks
+  big.count = 1 << 14;                                  // 128 KiB blocks
   STRCMP_EQUAL("random-order", pick(cube, big).c_str());
   STRCMP_EQUAL("random-order", pick(world("4x2x1"), big).c_str());
   big.send = nullptr;  // in place
