@@ -73,6 +73,7 @@ Status ExactShare::start(Comm& comm, const CollArgs& args) {
   share_ = ((blocks - 1) / nodes_ + 1) * arith::kFloatSumBlock;
   const uint64_t total = share_ * nodes_;
   parts_.resize(total * esize);
+  ptrs_.resize(nodes_);
   const void* src = args.input();
   if (total == args.count) {
     out_ = static_cast<uint8_t*>(args.recv);
@@ -155,15 +156,26 @@ Status ExactShare::local_slice() {
   }
   const arith::TreePass p2 = arith::float_sum_pass2(*plan);
   p2_.resize(p2.bytes());
-  p2tmp_.resize(p2.bytes());
-  arith::float_sum_pass2_encode<F>(*plan, p1_.data(), part, n, p2_.data());
-  const Reducer add = make_alu_reducer(p2.op, p2.type, p2.width);
-  for (uint32_t j = 1; j < nodes_; ++j) {
-    arith::float_sum_pass2_encode<F>(*plan, p1_.data(), part + j * share_, n, p2tmp_.data());
-    add.apply(p2_.data(), p2tmp_.data(), p2.operands);
-  }
+  const F** xs = reinterpret_cast<const F**>(ptrs_.data());
+  for (uint32_t j = 0; j < nodes_; ++j) xs[j] = part + j * share_;
+  if (!arith::float_sum_pass2_encode_sum<F>(*plan, p1_.data(), xs, nodes_, n, p2_.data()))
+    encode_each<F>(*plan, p2, n);
   arith::float_sum_decode<F>(*plan, p1_.data(), p2_.data(), n, out);
   return Status::ok();
+}
+
+// Each contribution's pass-2 operands, added by the ALU: the layouts the
+// vector kernels do not take.
+template <typename F>
+void ExactShare::encode_each(const arith::FloatSumPlan& plan, const arith::TreePass& p2, uint32_t n) {
+  const F* const* xs = reinterpret_cast<const F* const*>(ptrs_.data());
+  p2tmp_.resize(p2.bytes());
+  arith::float_sum_pass2_encode<F>(plan, p1_.data(), xs[0], n, p2_.data());
+  const Reducer add = make_alu_reducer(p2.op, p2.type, p2.width);
+  for (uint32_t j = 1; j < nodes_; ++j) {
+    arith::float_sum_pass2_encode<F>(plan, p1_.data(), xs[j], n, p2tmp_.data());
+    add.apply(p2_.data(), p2tmp_.data(), p2.operands);
+  }
 }
 
 Status ExactShare::after_local() {

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/arith/tree_arith.h"
 #include "collectives/coll.h"
 
 namespace toroid {
@@ -60,6 +61,8 @@ class ExactShare final : public CollAlgo {
   Status start_sub(CollKind kind, void* send, void* recv);
   template <typename F>
   Status local_slice();
+  template <typename F>
+  void encode_each(const arith::FloatSumPlan& plan, const arith::TreePass& p2, uint32_t n);
   Status after_local();
   uint64_t slice_values() const;
   void end(Status st);
@@ -81,6 +84,7 @@ class ExactShare final : public CollAlgo {
   CollAlgo* running_ = nullptr;
   std::vector<uint8_t> in_stage_, out_stage_, parts_;
   std::vector<uint8_t> p1_, p1tmp_, p2_, p2tmp_;
+  std::vector<const void*> ptrs_;  // the slice's contributions, one per rank
 };
 
 }  // namespace toroid

@@ -258,6 +258,18 @@ bool vector_block2(const Layout& l) {
          g_vector.load(std::memory_order_relaxed) && float_sum_avx512_usable();
 }
 
+// A block the vector kernels take: the sum of `parts` contributions'
+// encodings (one: the encoding), from value `at` of each.
+void encode_vector_block(const Block& b, const Layout& l, const double* const* xs, uint32_t parts, uint32_t at,
+                         uint32_t len, Cursor& cur, uint8_t* out) {
+  if (l.chunks == 1) {
+    float_sum_encode_block_avx512(xs, parts, at, len, b.bmin, l.window, l.field_bits(0), l.counters != 0, cur, out);
+  } else {
+    float_sum_encode_block2_avx512(xs, parts, at, len, b.bmin, l.window, l.chunk_bits, l.field_bits(0),
+                                   l.field_bits(1), cur, out);
+  }
+}
+
 uint32_t blocks_of(uint32_t n) { return (n + kFloatSumBlock - 1) / kFloatSumBlock; }
 uint32_t block_len(uint32_t n, uint32_t blk) { return std::min(kFloatSumBlock, n - blk * kFloatSumBlock); }
 uint32_t groups_of(uint32_t len) { return (len + kGroup - 1) / kGroup; }
@@ -362,13 +374,8 @@ void float_sum_pass2_encode(const FloatSumPlan& plan, const uint8_t* pass1, cons
     const uint32_t len = block_len(n, blk);
     const F* xb = x + static_cast<size_t>(blk) * kFloatSumBlock;
     if constexpr (std::is_same_v<F, double>) {
-      if (vector_block<F>(l)) {
-        float_sum_encode_block_avx512(xb, len, b.bmin, l.window, l.field_bits(0), l.counters != 0, cur, out);
-        continue;
-      }
-      if (vector_block2<F>(l)) {
-        float_sum_encode_block2_avx512(xb, len, b.bmin, l.window, l.chunk_bits, l.field_bits(0), l.field_bits(1), cur,
-                                       out);
+      if (vector_block<F>(l) || vector_block2<F>(l)) {
+        encode_vector_block(b, l, &xb, 1, 0, len, cur, out);
         continue;
       }
     }
@@ -377,6 +384,29 @@ void float_sum_pass2_encode(const FloatSumPlan& plan, const uint8_t* pass1, cons
     }
   }
   cur.finish(out);
+}
+
+template <typename F>
+bool float_sum_pass2_encode_sum(const FloatSumPlan& plan, const uint8_t* pass1, const F* const* xs, uint32_t parts,
+                                uint32_t n, uint8_t* out) {
+  if constexpr (!std::is_same_v<F, double>) {
+    return false;
+  } else {
+    if (plan.operands == 0) return true;
+    for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
+      const Layout l = layout_of<F>(parse_block<F>(pass1, blk), plan.headroom);
+      if (l.subs() != 0 && !vector_block<F>(l) && !vector_block2<F>(l)) return false;
+    }
+    Cursor cur(plan.width);
+    for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
+      const Block b = parse_block<F>(pass1, blk);
+      const Layout l = layout_of<F>(b, plan.headroom);
+      if (l.subs() != 0)
+        encode_vector_block(b, l, xs, parts, blk * kFloatSumBlock, block_len(n, blk), cur, out);
+    }
+    cur.finish(out);
+    return true;
+  }
 }
 
 template <typename F>
@@ -421,6 +451,10 @@ template Result<FloatSumPlan> float_sum_plan<double>(const uint8_t*, uint32_t, u
 template Result<FloatSumPlan> float_sum_plan<float>(const uint8_t*, uint32_t, uint64_t);
 template void float_sum_pass2_encode<double>(const FloatSumPlan&, const uint8_t*, const double*, uint32_t, uint8_t*);
 template void float_sum_pass2_encode<float>(const FloatSumPlan&, const uint8_t*, const float*, uint32_t, uint8_t*);
+template bool float_sum_pass2_encode_sum<double>(const FloatSumPlan&, const uint8_t*, const double* const*, uint32_t,
+                                                 uint32_t, uint8_t*);
+template bool float_sum_pass2_encode_sum<float>(const FloatSumPlan&, const uint8_t*, const float* const*, uint32_t,
+                                                uint32_t, uint8_t*);
 template void float_sum_decode<double>(const FloatSumPlan&, const uint8_t*, const uint8_t*, uint32_t, double*);
 template void float_sum_decode<float>(const FloatSumPlan&, const uint8_t*, const uint8_t*, uint32_t, float*);
 

@@ -123,15 +123,13 @@ namespace {
 
 // Loop invariants of one block's packing.
 struct PackConsts {
-  __m512i bias_lo, bias_hi, bmin, idx0, idx1;
+  __m512i bmin, idx0, idx1;
   __mmask64 store0, store1;  // bytes of the sub-block's first and second 64
 };
 
-TOROID_FSUM_TARGET inline PackConsts pack_consts(uint32_t bmin, uint32_t window, uint32_t field_bits) {
+TOROID_FSUM_TARGET inline PackConsts pack_consts(uint32_t bmin, uint32_t field_bits) {
   const FieldTables& tb = kTables[(field_bits - kMinField) / 8];
   PackConsts c;
-  c.bias_lo = window < 64 ? set1(uint64_t{1} << window) : _mm512_setzero_si512();
-  c.bias_hi = window < 64 ? _mm512_setzero_si512() : set1(uint64_t{1} << (window - 64));
   c.bmin = set1(bmin);
   c.idx0 = _mm512_load_si512(tb.pack);
   c.idx1 = _mm512_load_si512(tb.pack + 64);
@@ -140,12 +138,12 @@ TOROID_FSUM_TARGET inline PackConsts pack_consts(uint32_t bmin, uint32_t window,
   return c;
 }
 
-// The -0 counters of a group: 8 one-byte fields, 1 where x is -0.
-TOROID_FSUM_TARGET inline void encode_neg_zeros(const double* x, uint32_t cnt, uint8_t* out) {
+// 1 in the lanes of a group whose x is -0.
+TOROID_FSUM_TARGET inline __m512i neg_zeros(const double* x, uint32_t cnt) {
   const __mmask8 in = static_cast<__mmask8>(cnt >= kGroup ? 0xff : (1u << cnt) - 1);
   const __m512i u = _mm512_maskz_loadu_epi64(in, x);
   const __mmask8 neg_zero = _mm512_mask_cmpeq_epi64_mask(in, u, set1(uint64_t{1} << 63));
-  _mm512_mask_cvtepi64_storeu_epi8(out, 0xff, _mm512_maskz_mov_epi64(neg_zero, set1(1)));
+  return _mm512_maskz_mov_epi64(neg_zero, set1(1));
 }
 
 // A group's values as m * 2^t (t = b - bmin, the lowest bit's place in the
@@ -176,58 +174,83 @@ TOROID_FSUM_TARGET inline void shifted(__m512i m, __m512i s, __m512i* lo, __m512
   *hi = _mm512_or_si512(_mm512_srlv_epi64(m, _mm512_sub_epi64(s64, s)), _mm512_sllv_epi64(m, _mm512_sub_epi64(s, s64)));
 }
 
-// One chunk's 8 fields: 2^c + the piece (hi, lo), negated for negative x,
-// packed into field_bits bytes at out.
-TOROID_FSUM_TARGET inline void store_piece(const PackConsts& c, __m512i lo, __m512i hi, __mmask8 neg, uint8_t* out) {
+// One chunk's 8 fields, accumulated as 128-bit lanes (hi, lo): the sum of
+// the `parts` contributions' fields 2^c + piece (negated for negative x).
+// It starts at parts * 2^c; the pieces add modulo 2^128, and the total,
+// below 2^field_bits by the layout's headroom, is what the ALU's ADD of the
+// contributions' fields gives.
+struct Acc {
+  __m512i lo, hi;
+};
+
+TOROID_FSUM_TARGET inline Acc acc_start(uint32_t parts, uint32_t c) {
+  const u128 bias = static_cast<u128>(parts) << c;
+  return Acc{set1(static_cast<uint64_t>(bias)), set1(static_cast<uint64_t>(bias >> 64))};
+}
+
+TOROID_FSUM_TARGET inline void acc_add(Acc* a, __m512i lo, __m512i hi, __mmask8 neg) {
   const __m512i zero = _mm512_setzero_si512(), one = set1(1);
   // Negative x: -(hi, lo) = (-hi - (lo != 0), -lo).
   const __mmask8 borrow = neg & _mm512_test_epi64_mask(lo, lo);
   hi = _mm512_mask_sub_epi64(hi, neg, zero, hi);
   hi = _mm512_mask_sub_epi64(hi, borrow, hi, one);
   lo = _mm512_mask_sub_epi64(lo, neg, zero, lo);
-  // + 2^c, the carry out of lo into hi.
-  const __m512i lo2 = _mm512_add_epi64(lo, c.bias_lo);
-  hi = _mm512_add_epi64(hi, c.bias_hi);
-  hi = _mm512_mask_add_epi64(hi, _mm512_cmplt_epu64_mask(lo2, lo), hi, one);
-  lo = lo2;
-  // Pack 8 fields into field_bits bytes: two byte permutes.
-  _mm512_mask_storeu_epi8(out, c.store0, _mm512_permutex2var_epi8(lo, c.idx0, hi));
-  _mm512_mask_storeu_epi8(out + 64, c.store1, _mm512_permutex2var_epi8(lo, c.idx1, hi));
+  // The carry out of lo into hi.
+  const __m512i lo2 = _mm512_add_epi64(a->lo, lo);
+  a->hi = _mm512_add_epi64(a->hi, hi);
+  a->hi = _mm512_mask_add_epi64(a->hi, _mm512_cmplt_epu64_mask(lo2, lo), a->hi, one);
+  a->lo = lo2;
 }
 
-TOROID_FSUM_TARGET inline void encode_group(const PackConsts& c, const double* x, uint32_t cnt, uint8_t* out) {
-  const Values v = values(c, x, cnt);
-  __m512i lo, hi;
-  shifted(v.m, v.t, &lo, &hi);
-  store_piece(c, lo, hi, v.neg, out);
+// Pack 8 fields into field_bits bytes at out: two byte permutes.
+TOROID_FSUM_TARGET inline void store_acc(const PackConsts& c, const Acc& a, uint8_t* out) {
+  _mm512_mask_storeu_epi8(out, c.store0, _mm512_permutex2var_epi8(a.lo, c.idx0, a.hi));
+  _mm512_mask_storeu_epi8(out + 64, c.store1, _mm512_permutex2var_epi8(a.lo, c.idx1, a.hi));
 }
 
 }  // namespace
 
 // Two chunks: bits [0, C) of each value's window, then bits [C, V).
-TOROID_FSUM_TARGET void float_sum_encode_block2_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window,
+TOROID_FSUM_TARGET void float_sum_encode_block2_avx512(const double* const* xs, uint32_t parts, uint32_t at,
+                                                       uint32_t len, uint32_t bmin, uint32_t window,
                                                        uint32_t chunk_bits, uint32_t field_bits0, uint32_t field_bits1,
                                                        Cursor& cur, uint8_t* out) {
-  const PackConsts c0 = pack_consts(bmin, chunk_bits, field_bits0);
-  const PackConsts c1 = pack_consts(bmin, window - chunk_bits, field_bits1);
+  const PackConsts c0 = pack_consts(bmin, field_bits0);
+  const PackConsts c1 = pack_consts(bmin, field_bits1);
   const __m512i keep0 = set1((uint64_t{1} << (chunk_bits - 64)) - 1);  // 64 < C < 128
   const __m512i cc = set1(chunk_bits);
   for (uint32_t g = 0; g < len; g += kGroup) {
-    const Values v = values(c0, x + g, len - g);
-    __m512i lo, hi;
-    shifted(v.m, v.t, &lo, &hi);
-    store_piece(c0, lo, _mm512_and_si512(hi, keep0), v.neg, out + cur.place(field_bits0, out));
-    shifted(v.m, _mm512_sub_epi64(v.t, cc), &lo, &hi);
-    store_piece(c1, lo, hi, v.neg, out + cur.place(field_bits1, out));
+    Acc a0 = acc_start(parts, chunk_bits), a1 = acc_start(parts, window - chunk_bits);
+    for (uint32_t j = 0; j < parts; ++j) {
+      const Values v = values(c0, xs[j] + at + g, len - g);
+      __m512i lo, hi;
+      shifted(v.m, v.t, &lo, &hi);
+      acc_add(&a0, lo, _mm512_and_si512(hi, keep0), v.neg);
+      shifted(v.m, _mm512_sub_epi64(v.t, cc), &lo, &hi);
+      acc_add(&a1, lo, hi, v.neg);
+    }
+    store_acc(c0, a0, out + cur.place(field_bits0, out));
+    store_acc(c1, a1, out + cur.place(field_bits1, out));
   }
 }
 
-TOROID_FSUM_TARGET void float_sum_encode_block_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window,
-                                                      uint32_t field_bits, bool neg_zeros, Cursor& cur, uint8_t* out) {
-  const PackConsts c = pack_consts(bmin, window, field_bits);
+TOROID_FSUM_TARGET void float_sum_encode_block_avx512(const double* const* xs, uint32_t parts, uint32_t at,
+                                                      uint32_t len, uint32_t bmin, uint32_t window,
+                                                      uint32_t field_bits, bool neg_zero_counts, Cursor& cur,
+                                                      uint8_t* out) {
+  const PackConsts c = pack_consts(bmin, field_bits);
   for (uint32_t g = 0; g < len; g += kGroup) {
-    encode_group(c, x + g, len - g, out + cur.place(field_bits, out));
-    if (neg_zeros) encode_neg_zeros(x + g, len - g, out + cur.place(8, out));
+    Acc a = acc_start(parts, window);
+    __m512i zeros = _mm512_setzero_si512();
+    for (uint32_t j = 0; j < parts; ++j) {
+      const Values v = values(c, xs[j] + at + g, len - g);
+      __m512i lo, hi;
+      shifted(v.m, v.t, &lo, &hi);
+      acc_add(&a, lo, hi, v.neg);
+      if (neg_zero_counts) zeros = _mm512_add_epi64(zeros, neg_zeros(xs[j] + at + g, len - g));
+    }
+    store_acc(c, a, out + cur.place(field_bits, out));
+    if (neg_zero_counts) _mm512_mask_cvtepi64_storeu_epi8(out + cur.place(8, out), 0xff, zeros);
   }
 }
 
@@ -456,9 +479,10 @@ TOROID_FSUM_TARGET void float_sum_decode_block2_avx512(const uint8_t* in, uint32
 namespace toroid::arith::detail {
 bool float_sum_avx512_usable() { return false; }
 void float_sum_pass1_block_avx512(const double*, uint32_t, uint32_t*) {}
-void float_sum_encode_block_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, bool, Cursor&, uint8_t*) {}
-void float_sum_encode_block2_avx512(const double*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, Cursor&,
-                                    uint8_t*) {}
+void float_sum_encode_block_avx512(const double* const*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                   bool, Cursor&, uint8_t*) {}
+void float_sum_encode_block2_avx512(const double* const*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                    uint32_t, uint32_t, Cursor&, uint8_t*) {}
 void float_sum_decode_block2_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, int64_t,
                                     Cursor&, double*) {}
 void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, bool, int64_t,

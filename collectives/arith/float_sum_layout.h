@@ -178,12 +178,16 @@ bool float_sum_avx512_usable();
 void float_sum_use_vector(bool on);
 // The pass-1 words of one block of len (1..64) doubles.
 void float_sum_pass1_block_avx512(const double* x, uint32_t len, uint32_t* w);
-// One block of len (1..64) values into sub-blocks placed by cur.
-void float_sum_encode_block_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window, uint32_t field_bits,
-                                   bool neg_zeros, Cursor& cur, uint8_t* out);
+// One block of len (1..64) values, xs[j][at..at+len) for j < parts, into
+// sub-blocks placed by cur: each field the sum of the parts' fields, as
+// the ALU's ADD of their separate encodings would give (one part: the
+// encoding itself).
+void float_sum_encode_block_avx512(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t bmin,
+                                   uint32_t window, uint32_t field_bits, bool neg_zeros, Cursor& cur, uint8_t* out);
 // The same for a block of two chunks without counters.
-void float_sum_encode_block2_avx512(const double* x, uint32_t len, uint32_t bmin, uint32_t window, uint32_t chunk_bits,
-                                    uint32_t field_bits0, uint32_t field_bits1, Cursor& cur, uint8_t* out);
+void float_sum_encode_block2_avx512(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t bmin,
+                                    uint32_t window, uint32_t chunk_bits, uint32_t field_bits0, uint32_t field_bits1,
+                                    Cursor& cur, uint8_t* out);
 // One block of two chunks' summed sub-blocks into len results.
 void float_sum_decode_block2_avx512(const uint8_t* in, uint32_t len, uint32_t window, uint32_t chunk_bits,
                                     uint32_t field_bits0, uint32_t field_bits1, uint64_t nodes, int64_t e0, Cursor& cur,

@@ -176,6 +176,16 @@ Result<FloatSumPlan> float_sum_plan(const uint8_t* pass1, uint32_t n, uint64_t n
 template <typename F>
 void float_sum_pass2_encode(const FloatSumPlan& plan, const uint8_t* pass1, const F* x, uint32_t n,
                             uint8_t* out);
+// The ADD of `parts` contributions' pass-2 operands without them: out gets
+// the sum of float_sum_pass2_encode(plan, pass1, xs[j], n) over j < parts
+// (what pass 2's ADD would make of them), each field summed once. For a
+// rank that holds several contributions (allreduce exact-share); the plan
+// must be for at least `parts` nodes. False, with out undefined, where the
+// vector kernels do not take every block (floats, other layouts, a CPU
+// without AVX-512): then encode each and ADD.
+template <typename F>
+bool float_sum_pass2_encode_sum(const FloatSumPlan& plan, const uint8_t* pass1, const F* const* xs, uint32_t parts,
+                                uint32_t n, uint8_t* out);
 // pass2 may be null when plan.operands is 0.
 template <typename F>
 void float_sum_decode(const FloatSumPlan& plan, const uint8_t* pass1, const uint8_t* pass2, uint32_t n,
