@@ -139,15 +139,10 @@ Status ExactShare::local_slice() {
     return Status::ok();
   }
   const auto n = static_cast<uint32_t>(len);
-  const arith::TreePass p1 = arith::float_sum_pass1(n);
-  p1_.resize(p1.bytes());
-  p1tmp_.resize(p1.bytes());
-  arith::float_sum_pass1_encode<F>(part, n, p1_.data());
-  const Reducer max = make_alu_reducer(p1.op, p1.type, p1.width);
-  for (uint32_t j = 1; j < nodes_; ++j) {
-    arith::float_sum_pass1_encode<F>(part + j * share_, n, p1tmp_.data());
-    max.apply(p1_.data(), p1tmp_.data(), p1.operands);
-  }
+  const F** xs = reinterpret_cast<const F**>(ptrs_.data());
+  for (uint32_t j = 0; j < nodes_; ++j) xs[j] = part + j * share_;
+  p1_.resize(arith::float_sum_pass1(n).bytes());
+  arith::float_sum_pass1_encode_parts<F>(xs, nodes_, n, p1_.data());
   auto plan = arith::float_sum_plan<F>(p1_.data(), n, nodes_);
   if (!plan) return plan.status();
   if (plan->operands == 0) {  // settled by pass 1 (zeros, infinities, NaNs)
@@ -156,8 +151,6 @@ Status ExactShare::local_slice() {
   }
   const arith::TreePass p2 = arith::float_sum_pass2(*plan);
   p2_.resize(p2.bytes());
-  const F** xs = reinterpret_cast<const F**>(ptrs_.data());
-  for (uint32_t j = 0; j < nodes_; ++j) xs[j] = part + j * share_;
   if (!arith::float_sum_pass2_encode_sum<F>(*plan, p1_.data(), xs, nodes_, n, p2_.data()))
     encode_each<F>(*plan, p2, n);
   arith::float_sum_decode<F>(*plan, p1_.data(), p2_.data(), n, out);

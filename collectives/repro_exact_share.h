@@ -8,7 +8,9 @@
 //              their exact, correctly rounded sum there: seed 004 B.3's
 //              blockwise method with the N contributions as its N nodes
 //              (pass-1 words combined by MAX, pass-2 fields by ADD, one
-//              rounding), in slices of tuning::kExactSliceValues / N
+//              rounding; the AVX-512 kernels take the N contributions of
+//              a block together and pack their summed fields once), in
+//              slices of tuning::kExactSliceValues / N
 //              values, one slice per progress() call. Two contributions need no
 //              encoding: IEEE 754 addition rounds a + b exactly once, to
 //              nearest, so it is the correctly rounded sum; the result's
@@ -83,7 +85,7 @@ class ExactShare final : public CollAlgo {
   Sub subs_[2];  // alltoall, allgather
   CollAlgo* running_ = nullptr;
   std::vector<uint8_t> in_stage_, out_stage_, parts_;
-  std::vector<uint8_t> p1_, p1tmp_, p2_, p2tmp_;
+  std::vector<uint8_t> p1_, p2_, p2tmp_;
   std::vector<const void*> ptrs_;  // the slice's contributions, one per rank
 };
 

@@ -290,26 +290,35 @@ TreePass float_sum_pass2(const FloatSumPlan& plan) {
 
 template <typename F>
 void float_sum_pass1_encode(const F* x, uint32_t n, uint8_t* out) {
+  float_sum_pass1_encode_parts<F>(&x, 1, n, out);
+}
+
+template <typename F>
+void float_sum_pass1_encode_parts(const F* const* xs, uint32_t parts, uint32_t n, uint8_t* out) {
   using Fmt = FloatFormat<F>;
   using U = typename Fmt::U;
   constexpr int kP = Fmt::kPrecision;
   const bool vec = std::is_same_v<F, double> && g_vector.load(std::memory_order_relaxed) && float_sum_avx512_usable();
   for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
-    const F* xb = x + static_cast<size_t>(blk) * kFloatSumBlock;
+    const uint32_t at = blk * kFloatSumBlock;
     uint32_t w[kFloatSumPass1Words] = {};
     const uint32_t len = block_len(n, blk);
     if constexpr (std::is_same_v<F, double>) {
-      if (vec) float_sum_pass1_block_avx512(xb, len, w);
+      if (vec) float_sum_pass1_block_avx512(xs, parts, at, len, w);
     }
-    for (uint32_t k = 0; k < len && !vec; ++k) {  // branch-free, so it vectorises
-      const U u = bits_of(xb[k]);
-      const auto e = static_cast<uint32_t>((u >> (kP - 1)) & Fmt::kExpMax);
-      const bool special = e == Fmt::kExpMax;
-      const bool finite_nz = !special && (u & ~kSignBit<F>) != 0;
-      const uint32_t b = std::max<uint32_t>(e, 1);
-      w[kBMax] = std::max(w[kBMax], finite_nz ? b : 0u);
-      w[kBMinComplement] = std::max(w[kBMinComplement], finite_nz ? Fmt::kExpMax - b : 0u);
-      w[kFlags] = std::max(w[kFlags], special ? uint32_t{kFlagSpecial} : u == kSignBit<F> ? uint32_t{kFlagNegZero} : 0u);
+    for (uint32_t j = 0; j < parts && !vec; ++j) {
+      const F* xb = xs[j] + at;
+      for (uint32_t k = 0; k < len; ++k) {  // branch-free, so it vectorises
+        const U u = bits_of(xb[k]);
+        const auto e = static_cast<uint32_t>((u >> (kP - 1)) & Fmt::kExpMax);
+        const bool special = e == Fmt::kExpMax;
+        const bool finite_nz = !special && (u & ~kSignBit<F>) != 0;
+        const uint32_t b = std::max<uint32_t>(e, 1);
+        w[kBMax] = std::max(w[kBMax], finite_nz ? b : 0u);
+        w[kBMinComplement] = std::max(w[kBMinComplement], finite_nz ? Fmt::kExpMax - b : 0u);
+        w[kFlags] =
+            std::max(w[kFlags], special ? uint32_t{kFlagSpecial} : u == kSignBit<F> ? uint32_t{kFlagNegZero} : 0u);
+      }
     }
     for (uint32_t i = 0; i < kFloatSumPass1Words; ++i) {
       store<uint32_t>(out + (static_cast<size_t>(blk) * kFloatSumPass1Words + i) * kPass1WordBytes, w[i]);
@@ -447,6 +456,8 @@ void float_sum_use_vector(bool on) { g_vector.store(on, std::memory_order_relaxe
 
 template void float_sum_pass1_encode<double>(const double*, uint32_t, uint8_t*);
 template void float_sum_pass1_encode<float>(const float*, uint32_t, uint8_t*);
+template void float_sum_pass1_encode_parts<double>(const double* const*, uint32_t, uint32_t, uint8_t*);
+template void float_sum_pass1_encode_parts<float>(const float* const*, uint32_t, uint32_t, uint8_t*);
 template Result<FloatSumPlan> float_sum_plan<double>(const uint8_t*, uint32_t, uint64_t);
 template Result<FloatSumPlan> float_sum_plan<float>(const uint8_t*, uint32_t, uint64_t);
 template void float_sum_pass2_encode<double>(const FloatSumPlan&, const uint8_t*, const double*, uint32_t, uint8_t*);

@@ -98,21 +98,24 @@ bool float_sum_avx512_usable() {
   return ok;
 }
 
-TOROID_FSUM_TARGET void float_sum_pass1_block_avx512(const double* x, uint32_t len, uint32_t* w) {
+TOROID_FSUM_TARGET void float_sum_pass1_block_avx512(const double* const* xs, uint32_t parts, uint32_t at,
+                                                     uint32_t len, uint32_t* w) {
   const __m512i exp_mask = set1(Fmt::kExpMax), one = set1(1), sign = set1(uint64_t{1} << 63);
   __m512i bmax = _mm512_setzero_si512(), bminc = bmax, flag = bmax;
-  for (uint32_t k = 0; k < len; k += kGroup) {
-    const __mmask8 in = static_cast<__mmask8>(len - k >= kGroup ? 0xff : (1u << (len - k)) - 1);
-    const __m512i u = _mm512_maskz_loadu_epi64(in, x + k);
-    const __m512i e = _mm512_and_si512(_mm512_srli_epi64(u, 52), exp_mask);
-    const __mmask8 special = _mm512_mask_cmpeq_epi64_mask(in, e, exp_mask);
-    const __mmask8 finite_nz = _mm512_mask_test_epi64_mask(in & ~special, u, _mm512_andnot_si512(sign, u));
-    const __mmask8 neg_zero = _mm512_mask_cmpeq_epi64_mask(in, u, sign);
-    const __m512i b = _mm512_max_epu64(e, one);
-    bmax = _mm512_mask_max_epu64(bmax, finite_nz, bmax, b);
-    bminc = _mm512_mask_max_epu64(bminc, finite_nz, bminc, _mm512_sub_epi64(exp_mask, b));
-    flag = _mm512_mask_max_epu64(flag, neg_zero, flag, set1(kFlagNegZero));
-    flag = _mm512_mask_max_epu64(flag, special, flag, set1(kFlagSpecial));
+  for (uint32_t j = 0; j < parts; ++j) {
+    for (uint32_t k = 0; k < len; k += kGroup) {
+      const __mmask8 in = static_cast<__mmask8>(len - k >= kGroup ? 0xff : (1u << (len - k)) - 1);
+      const __m512i u = _mm512_maskz_loadu_epi64(in, xs[j] + at + k);
+      const __m512i e = _mm512_and_si512(_mm512_srli_epi64(u, 52), exp_mask);
+      const __mmask8 special = _mm512_mask_cmpeq_epi64_mask(in, e, exp_mask);
+      const __mmask8 finite_nz = _mm512_mask_test_epi64_mask(in & ~special, u, _mm512_andnot_si512(sign, u));
+      const __mmask8 neg_zero = _mm512_mask_cmpeq_epi64_mask(in, u, sign);
+      const __m512i b = _mm512_max_epu64(e, one);
+      bmax = _mm512_mask_max_epu64(bmax, finite_nz, bmax, b);
+      bminc = _mm512_mask_max_epu64(bminc, finite_nz, bminc, _mm512_sub_epi64(exp_mask, b));
+      flag = _mm512_mask_max_epu64(flag, neg_zero, flag, set1(kFlagNegZero));
+      flag = _mm512_mask_max_epu64(flag, special, flag, set1(kFlagSpecial));
+    }
   }
   w[kBMax] = static_cast<uint32_t>(_mm512_reduce_max_epu64(bmax));
   w[kBMinComplement] = static_cast<uint32_t>(_mm512_reduce_max_epu64(bminc));
@@ -478,7 +481,7 @@ TOROID_FSUM_TARGET void float_sum_decode_block2_avx512(const uint8_t* in, uint32
 
 namespace toroid::arith::detail {
 bool float_sum_avx512_usable() { return false; }
-void float_sum_pass1_block_avx512(const double*, uint32_t, uint32_t*) {}
+void float_sum_pass1_block_avx512(const double* const*, uint32_t, uint32_t, uint32_t, uint32_t*) {}
 void float_sum_encode_block_avx512(const double* const*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
                                    bool, Cursor&, uint8_t*) {}
 void float_sum_encode_block2_avx512(const double* const*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,

@@ -176,8 +176,9 @@ inline void load_fields(const uint8_t* p, uint32_t bytes, u128* u, size_t room) 
 bool float_sum_avx512_usable();
 // Tests: false keeps every block on the portable code (default true).
 void float_sum_use_vector(bool on);
-// The pass-1 words of one block of len (1..64) doubles.
-void float_sum_pass1_block_avx512(const double* x, uint32_t len, uint32_t* w);
+// The pass-1 words of one block of len (1..64) doubles, xs[j][at..at+len)
+// for j < parts: the MAX of each part's words.
+void float_sum_pass1_block_avx512(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t* w);
 // One block of len (1..64) values, xs[j][at..at+len) for j < parts, into
 // sub-blocks placed by cur: each field the sum of the parts' fields, as
 // the ALU's ADD of their separate encodings would give (one part: the

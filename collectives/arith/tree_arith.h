@@ -169,6 +169,10 @@ TreePass float_sum_pass1(uint32_t n);
 TreePass float_sum_pass2(const FloatSumPlan& plan);
 template <typename F>
 void float_sum_pass1_encode(const F* x, uint32_t n, uint8_t* out);
+// The MAX of `parts` contributions' pass-1 words, xs[j][0..n) for j < parts
+// (one rank holding several contributions: allreduce exact-share).
+template <typename F>
+void float_sum_pass1_encode_parts(const F* const* xs, uint32_t parts, uint32_t n, uint8_t* out);
 // kOutOfRange for nodes = 0 or > kFloatSumMaxNodes; kInvalid when the
 // pass-1 result is not one that encoders can produce.
 template <typename F>

@@ -394,9 +394,9 @@ IGNORE_TEST(ArithFloatSum, VectorKernelsRoundSparseTwoChunkSumsAsThePortableCode
   }
 }
 
-// One rank holding every node's contribution (allreduce exact-share): the
-// vector kernels' summed encoding is the ADD of the nodes' separate
-// encodings byte for byte, for one- and two-chunk blocks, -0 counters, and
+// One rank holding every node's contribution (allreduce exact-share): its
+// pass-1 words are the MAX of the nodes' words, and the vector kernels'
+// summed encoding is the ADD of the nodes' separate encodings byte for byte, for one- and two-chunk blocks, -0 counters, and
 // lengths that end inside a group and a block; a block the kernels do not
 // take (an Inf) or floats leave it to the caller.
 IGNORE_TEST(ArithFloatSum, SummedEncodingIsTheAddOfEachNodesEncoding) {
@@ -413,8 +413,16 @@ IGNORE_TEST(ArithFloatSum, SummedEncodingIsTheAddOfEachNodesEncoding) {
       const Trace t = trace_float_sum(x);
       std::vector<const double*> xs;
       for (const auto& xr : x) xs.push_back(xr.data());
-      std::vector<uint8_t> sum(t.r2.size(), 0x5a);
       const std::string what = std::to_string(nodes) + " nodes, " + std::to_string(n) + " values";
+      std::vector<uint8_t> words(t.r1.size(), 0x5a);
+      float_sum_pass1_encode_parts<double>(xs.data(), nodes, n, words.data());
+      CHECK_TEXT(words == t.r1, what.c_str());  // the MAX of each node's pass-1 words
+      detail::float_sum_use_vector(false);
+      std::fill(words.begin(), words.end(), 0x5a);
+      float_sum_pass1_encode_parts<double>(xs.data(), nodes, n, words.data());
+      detail::float_sum_use_vector(true);
+      CHECK_TEXT(words == t.r1, ("portable, " + what).c_str());
+      std::vector<uint8_t> sum(t.r2.size(), 0x5a);
       CHECK_TEXT(float_sum_pass2_encode_sum<double>(t.plan, t.r1.data(), xs.data(), nodes, n, sum.data()), what.c_str());
       CHECK_TEXT(sum == t.r2, what.c_str());
     }
@@ -423,6 +431,9 @@ IGNORE_TEST(ArithFloatSum, SummedEncodingIsTheAddOfEachNodesEncoding) {
   x[1][70] = INFINITY;
   const Trace t = trace_float_sum(x);
   std::vector<const double*> xs{x[0].data(), x[1].data(), x[2].data()};
+  std::vector<uint8_t> words(t.r1.size());
+  float_sum_pass1_encode_parts<double>(xs.data(), 3, 100, words.data());
+  CHECK_TRUE(words == t.r1);  // the Inf's flag
   std::vector<uint8_t> sum(t.r2.size());
   CHECK_FALSE(float_sum_pass2_encode_sum<double>(t.plan, t.r1.data(), xs.data(), 3, 100, sum.data()));
   const std::vector<float> f(64, 1.0f);
