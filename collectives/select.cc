@@ -1,5 +1,7 @@
 #include "collectives/select.h"
 
+#include "collectives/arith/tree_arith.h"
+
 #include <initializer_list>
 #include <vector>
 
@@ -119,11 +121,14 @@ Prefs base_preferences(const CommInfo& c, const CollArgs& a) {
 // value; below, ExactSum over the usual choice. Medians on memif, 9000-byte
 // frames (docs/collectives.md): 2x1x1 512 B ExactSum over torus-ring 1.18
 // against 1.47 us, 4 KiB 2.76 against 1.69, 64 KiB 34.8 against 8.75;
-// 2x2x2 4 KiB 106 against 73 us, 64 KiB 449 against 240.
+// 2x2x2 4 KiB 106 against 73 us, 64 KiB 449 against 240. Only where every
+// rank's share holds a whole block: on a large partition a short vector
+// would travel mostly as padding (ExactSum's two passes over the tree
+// move only the data).
 Prefs preferences(const CommInfo& c, const CollArgs& a) {
   const Prefs base = base_preferences(c, a);
   if (a.kind != CollKind::kAllreduce || a.repro != Repro::kExact || a.op != ROp::kSum || !dtype_is_float(a.dtype) ||
-      a.count * a.esize <= kSmall || c.size < 2)
+      a.count * a.esize <= kSmall || c.size < 2 || a.count < uint64_t{c.size} * arith::kFloatSumBlock)
     return base;
   Prefs p{"exact-share"};
   for (const char* name : base)

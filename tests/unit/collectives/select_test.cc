@@ -69,14 +69,21 @@ TEST(Select, TableChoices) {
   STRCMP_EQUAL("barrier-network", pick(cube, args(CollKind::kBarrier, 0)).c_str());
   STRCMP_EQUAL("line-multicast", pick(cube, args(CollKind::kBcast, 1)).c_str());
   STRCMP_EQUAL("recursive-doubling", pick(cube, args(CollKind::kAllgather, 1 << 16)).c_str());
-  // Exact float sums: each rank rounds its own share above 2 KiB.
+  // Exact float sums: each rank rounds its own share above 2 KiB, where
+  // every share holds a whole block of 64 values.
   CollArgs exact = args(CollKind::kAllreduce, 256, DType::kDouble);
   exact.repro = Repro::kExact;
-  STRCMP_EQUAL("torus-tree", pick(cube, exact).c_str());  // run twice inside ExactSum
+  STRCMP_EQUAL("torus-ring", pick(world("2x1x1"), exact).c_str());  // run twice inside ExactSum
   exact.count = 257;
-  STRCMP_EQUAL("exact-share", pick(cube, exact).c_str());
   STRCMP_EQUAL("exact-share", pick(world("2x1x1"), exact).c_str());
+  STRCMP_EQUAL("torus-tree", pick(cube, exact).c_str());  // 257 < 8 x 64
+  exact.count = 8 * 64;
+  STRCMP_EQUAL("exact-share", pick(cube, exact).c_str());
+  exact.count = 27 * 64 - 1;
+  STRCMP_EQUAL("rabenseifner", pick(world("3x3x3"), exact).c_str());  // inside ExactSum
+  exact.count = 27 * 64;
   STRCMP_EQUAL("exact-share", pick(world("3x3x3"), exact).c_str());
+  exact.count = 257;
   exact.repro = Repro::kNone;
   STRCMP_EQUAL("rabenseifner", pick(world("3x3x3"), exact).c_str());  // plain: the usual table
   // Two nodes: one packet each way instead of the network's up and down, as
