@@ -492,6 +492,7 @@ std::vector<double> share_sum_on(const char* dims, uint32_t count, bool in_place
 TEST(TreeColl, ExactShareRoundsEachShareOnceAtItsOwner) {
   share_sum_on("2x2x2", 5000, false, "");
   share_sum_on("2x2x2", 5000, true, kFaults);
+  share_sum_on("2x2x2", 8 * 512, true, "");  // whole shares: no staging, in place in the caller's buffer
   share_sum_on("3x1x1", 1000, false, "");  // 16 blocks in shares of 6: the last padded
   share_sum_on("3x1x1", 44, true, "");
 }
@@ -501,6 +502,7 @@ TEST(TreeColl, ExactShareOnTwoNodesAddsOnceOrEncodesWithTheSameBits) {
   const auto encoded = share_sum_on("2x1x1", 3000, false, "", true);
   CHECK_TRUE(std::memcmp(added.data(), encoded.data(), 8 * added.size()) == 0);
   share_sum_on("2x1x1", 100, true, kFaults);
+  share_sum_on("2x1x1", 256, true, "");
 }
 
 TEST(TreeColl, AMissingNodeMakesTheOthersTimeOutNamingTheNetwork) {
