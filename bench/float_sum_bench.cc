@@ -7,6 +7,13 @@
 //   peer's pass-2 operands take on 2 nodes), decode; encode_negzero and
 //   decode_negzero: the same data with every 97th value -0 (so nearly every
 //   block carries the -0 counter)
+//   BM_FloatSumParts/<how>/<parts>   one slice's local sum at a rank of
+//   allreduce exact-share (collectives/repro_exact_share.h): `parts`
+//   contributions of 32768 / parts values each, 90 binades (two chunks on 8
+//   nodes, as the bench job's 8-node data), pass 1 of all parts, the plan,
+//   the pass-2 fields, the decoding; how = summed (the vector kernels add
+//   the parts before packing) or each (encode every part, then the ALU's
+//   ADD). Bytes/s of all parts' doubles.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -60,6 +67,38 @@ void BM_FloatSum(benchmark::State& state, Stage stage, bool neg_zeros, int binad
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * 8);
   state.counters["pass2_B_per_value"] = static_cast<double>(p2.bytes()) / n;
 }
+
+void BM_FloatSumParts(benchmark::State& state, bool summed) {
+  const auto parts = static_cast<uint32_t>(state.range(0));
+  const uint32_t n = 32768 / parts;
+  std::vector<std::vector<double>> x;
+  std::vector<const double*> xs;
+  for (uint32_t j = 0; j < parts; ++j) x.push_back(spread_doubles(n, 31 + j, false, 90));
+  for (const auto& v : x) xs.push_back(v.data());
+  std::vector<uint8_t> p1(arith::float_sum_pass1(n).bytes());
+  std::vector<uint8_t> enc, tmp;
+  std::vector<double> sum(n);
+  for (auto _ : state) {
+    arith::float_sum_pass1_encode_parts<double>(xs.data(), parts, n, p1.data());
+    const arith::FloatSumPlan plan = *arith::float_sum_plan<double>(p1.data(), n, parts);
+    const arith::TreePass p2 = arith::float_sum_pass2(plan);
+    enc.resize(p2.bytes());
+    if (!summed || !arith::float_sum_pass2_encode_sum<double>(plan, p1.data(), xs.data(), parts, n, enc.data())) {
+      tmp.resize(p2.bytes());
+      arith::float_sum_pass2_encode<double>(plan, p1.data(), xs[0], n, enc.data());
+      for (uint32_t j = 1; j < parts; ++j) {
+        arith::float_sum_pass2_encode<double>(plan, p1.data(), xs[j], n, tmp.data());
+        alu_combine(p2.op, p2.type, p2.width, enc.data(), tmp.data(), p2.operands);
+      }
+    }
+    arith::float_sum_decode<double>(plan, p1.data(), enc.data(), n, sum.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * parts * 8);
+}
+
+BENCHMARK_CAPTURE(BM_FloatSumParts, summed, true)->Arg(3)->Arg(8);
+BENCHMARK_CAPTURE(BM_FloatSumParts, each, false)->Arg(3)->Arg(8);
 
 BENCHMARK_CAPTURE(BM_FloatSum, pass1, Stage::kPass1, false)->Arg(8192)->Arg(131072)->Arg(524288);
 BENCHMARK_CAPTURE(BM_FloatSum, plan, Stage::kPlan, false)->Arg(8192)->Arg(131072)->Arg(524288);
