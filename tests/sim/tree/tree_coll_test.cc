@@ -19,7 +19,8 @@
 // - exact-share (each rank rounds its own share): MPFR's sum and the
 //   specials' rules bit for bit on 2x2x2, 3x1x1 (a padded last share) and
 //   2x1x1 (IEEE addition and the encoded path alike), in place and with
-//   faults; each rank rounds share() values, not the whole vector.
+//   faults; each rank rounds share() values, not the whole vector; its
+//   links carry what an alltoall and an allgather of the doubles carry.
 #include <mpfr.h>
 
 #include <cmath>
@@ -503,6 +504,49 @@ TEST(TreeColl, ExactShareOnTwoNodesAddsOnceOrEncodesWithTheSameBits) {
   CHECK_TRUE(std::memcmp(added.data(), encoded.data(), 8 * added.size()) == 0);
   share_sum_on("2x1x1", 100, true, kFaults);
   share_sum_on("2x1x1", 256, true, "");
+}
+
+// The links exact-share uses: the bytes of a plain alltoall of the doubles
+// and an allgather of the shares, run by the same algorithms on the same
+// partition, within 5 % (frame headers and acks vary with timing), and
+// fewer than ExactSum's two passes of integer fields over rabenseifner.
+TEST(TreeColl, ExactShareMovesTheDoublesOnly) {
+  auto rig = booted_rig("2x2x2");
+  CHECK_TRUE(rig != nullptr);
+  const uint32_t n = rig->node_count();
+  constexpr uint32_t kCount = 8 * 4096;
+  std::vector<std::vector<double>> in(n, std::vector<double>(kCount)), out(n, std::vector<double>(kCount));
+  for (uint32_t r = 0; r < n; ++r)
+    for (uint32_t i = 0; i < kCount; ++i) in[r][i] = share_value(r, 44 + i);
+  auto comms = world_comms(*rig);
+  auto bytes_of = [&](const std::function<CollArgs(size_t)>& args_of, const char* algo) {
+    const uint64_t before = rig->fabric().stats().bytes_delivered;
+    check_all_ok(run_coll(*rig, comms, args_of, algo), algo);
+    CHECK_TRUE(settle_quiet(*rig));
+    return rig->fabric().stats().bytes_delivered - before;
+  };
+  auto sum = [&](size_t r) {
+    CollArgs a = reduce_args(CollKind::kAllreduce, DType::kDouble, ROp::kSum, kCount, in[r].data(), out[r].data());
+    a.repro = Repro::kExact;
+    return a;
+  };
+  const uint64_t share = bytes_of(sum, "exact-share");
+  const uint64_t two_pass = bytes_of(sum, "rabenseifner");
+  STRCMP_EQUAL("rabenseifner (exact)", comms[0]->algo().c_str());
+  const uint64_t a2a = bytes_of([&](size_t r) {
+    CollArgs a = reduce_args(CollKind::kAlltoall, DType::kDouble, ROp::kSum, kCount / n, in[r].data(), out[r].data());
+    return a;
+  }, "");
+  const uint64_t ag = bytes_of([&](size_t r) {
+    CollArgs a = reduce_args(CollKind::kAllgather, DType::kDouble, ROp::kSum, kCount / n, nullptr, out[r].data());
+    return a;
+  }, "");
+  char msg[200];
+  snprintf(msg, sizeof msg, "exact-share %llu B, alltoall + allgather %llu + %llu B, ExactSum %llu B",
+           static_cast<unsigned long long>(share), static_cast<unsigned long long>(a2a),
+           static_cast<unsigned long long>(ag), static_cast<unsigned long long>(two_pass));
+  CHECK_TEXT(share * 100 <= (a2a + ag) * 105 && share * 105 >= (a2a + ag) * 100, msg);
+  CHECK_TEXT(share < two_pass, msg);
 }
 
 TEST(TreeColl, AMissingNodeMakesTheOthersTimeOutNamingTheNetwork) {
