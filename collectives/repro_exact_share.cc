@@ -4,6 +4,7 @@
 #include <cfenv>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -73,7 +74,11 @@ Status ExactShare::start(Comm& comm, const CollArgs& args) {
   share_ = ((blocks - 1) / nodes_ + 1) * arith::kFloatSumBlock;
   const uint64_t total = share_ * nodes_;
   parts_.resize(total * esize);
-  ptrs_.resize(nodes_);
+  if (args.dtype == DType::kDouble) {
+    dptrs_.resize(nodes_);
+  } else {
+    fptrs_.resize(nodes_);
+  }
   const void* src = args.input();
   if (total == args.count) {
     out_ = static_cast<uint8_t*>(args.recv);
@@ -116,6 +121,15 @@ Status ExactShare::start_sub(CollKind kind, void* send, void* recv) {
   return running_->start(*comm_, sub_);
 }
 
+template <typename F>
+std::vector<const F*>& ExactShare::ptrs() {
+  if constexpr (std::is_same_v<F, double>) {
+    return dptrs_;
+  } else {
+    return fptrs_;
+  }
+}
+
 // Values of the own share summed per progress() call: a slice's encoding
 // work over all N contributions about ExactSum's per slice, so the event
 // loop (the router forwarding other nodes' alltoall) runs between slices
@@ -139,7 +153,7 @@ Status ExactShare::local_slice() {
     return Status::ok();
   }
   const auto n = static_cast<uint32_t>(len);
-  const F** xs = reinterpret_cast<const F**>(ptrs_.data());
+  const F** xs = ptrs<F>().data();
   for (uint32_t j = 0; j < nodes_; ++j) xs[j] = part + j * share_;
   p1_.resize(arith::float_sum_pass1(n).bytes());
   arith::float_sum_pass1_encode_parts<F>(xs, nodes_, n, p1_.data());
@@ -161,7 +175,7 @@ Status ExactShare::local_slice() {
 // vector kernels do not take.
 template <typename F>
 void ExactShare::encode_each(const arith::FloatSumPlan& plan, const arith::TreePass& p2, uint32_t n) {
-  const F* const* xs = reinterpret_cast<const F* const*>(ptrs_.data());
+  const F* const* xs = ptrs<F>().data();
   p2tmp_.resize(p2.bytes());
   arith::float_sum_pass2_encode<F>(plan, p1_.data(), xs[0], n, p2_.data());
   const Reducer add = make_alu_reducer(p2.op, p2.type, p2.width);

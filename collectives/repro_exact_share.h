@@ -8,26 +8,27 @@
 //              their exact, correctly rounded sum there: seed 004 B.3's
 //              blockwise method with the N contributions as its N nodes
 //              (pass-1 words combined by MAX, pass-2 fields by ADD, one
-//              rounding; the AVX-512 kernels take the N contributions of
-//              a block together and pack their summed fields once), in
-//              slices of tuning::kExactSliceValues / N
-//              values, one slice per progress() call. Two contributions need no
-//              encoding: IEEE 754 addition rounds a + b exactly once, to
-//              nearest, so it is the correctly rounded sum; the result's
-//              NaNs take the default quiet NaN as the encoded path's do.
-//              That shortcut runs only while the FPU rounds to nearest with
-//              subnormals kept (no FTZ/DAZ); otherwise the encoded path.
+//              rounding; the AVX-512 kernels read the N contributions of a
+//              block together and pack their summed fields once), in
+//              slices of tuning::kExactSliceValues / N values, one slice
+//              per progress() call. Two contributions need no encoding:
+//              IEEE 754 addition rounds a + b once, to nearest, so it is
+//              the correctly rounded sum; the result's NaNs take the
+//              default quiet NaN as the encoded path's do. That shortcut
+//              runs only while the FPU rounds to nearest with subnormals
+//              kept (no FTZ/DAZ); otherwise the encoded path.
 //   allgather  the rounded shares, as floats.
 //
 // The result is the correctly rounded sum, so it is the same bit for bit
 // as ExactSum's (repro_exact.h) over any algorithm, shape or node count.
 // Cost against ExactSum: the wire carries the floats (8 bytes per double
 // per alltoall and allgather, as a reduce-scatter and allgather would)
-// instead of 0.19 + 8..19 bytes per value of integer fields twice, and each
-// rank decodes S values instead of all of them; the encoding work is the
-// same (every value is encoded once, at its share's owner). Two collective
-// latencies plus the local sum: for small vectors ExactSum over the tree
-// or a ring wins (the selector, select.cc, takes this one from 64 KiB).
+// instead of 0.19 + 8..19 bytes per value of integer fields twice; each
+// value is encoded once and decoded once in the whole partition, at its
+// share's owner, where ExactSum decodes every value on every node. Two
+// collective latencies plus the local sum, and shares of whole blocks: the
+// selector (select.cc) takes it above 2 KiB where every share holds a block,
+// ExactSum over the tree or a ring below.
 // Memory: the padded staging buffers (input when count is not N*S, output
 // likewise), the N*S received values, and the encoder's scratch for one
 // slice; kept between operations.
@@ -86,7 +87,11 @@ class ExactShare final : public CollAlgo {
   CollAlgo* running_ = nullptr;
   std::vector<uint8_t> in_stage_, out_stage_, parts_;
   std::vector<uint8_t> p1_, p2_, p2tmp_;
-  std::vector<const void*> ptrs_;  // the slice's contributions, one per rank
+  // The slice's contributions, one per rank (the vector of the operation's type).
+  std::vector<const double*> dptrs_;
+  std::vector<const float*> fptrs_;
+  template <typename F>
+  std::vector<const F*>& ptrs();
 };
 
 }  // namespace toroid

@@ -1,9 +1,9 @@
 #include "collectives/select.h"
 
-#include "collectives/arith/tree_arith.h"
-
 #include <initializer_list>
 #include <vector>
+
+#include "collectives/arith/tree_arith.h"
 
 namespace toroid {
 
@@ -47,8 +47,8 @@ Prefs two_nodes(const CollArgs& a, uint64_t bytes) {
 
 // The 2x2x2 cube: every partner of recursive doubling and halving is a
 // direct neighbour, and one torus hop reaches every line. (On 2x2x1 the
-// same runs were mixed: the table's choices stay.) Medians on 2x2x2 memif, 9000-byte
-// frames, two or more runs each (docs/collectives.md): allreduce 8 B
+// same runs were mixed: the table's choices stay.) Medians on 2x2x2 memif,
+// 9000-byte frames, two or more runs each (docs/collectives.md): allreduce 8 B
 // torus-tree 27 against tree 52-59 us, 16 KiB 53-57 against cube400's
 // 120-136 and rabenseifner's 88-91, 64 KiB rabenseifner 137-144 against
 // cube400's 241-262, 1 MiB 1.98 against 2.83-3.17 ms, 4 MiB 10.5-11.8
