@@ -12,6 +12,7 @@
 #include "mpitest.h"
 
 #define N 64
+#define NL 5000 /* not a multiple of 64 x ranks: the last share padded */
 
 /* Every value is an integer multiple of 2^-40 below 2^85: the exact sum of
  * a few thousand of them fits an __int128 of those units. */
@@ -51,6 +52,18 @@ static void check_exact(MPI_Comm c, const char* how) {
     for (int i = 0; i < N; ++i) bad += !same_bits(out[i], exact_sum(size, i));
     CHECK_MSG(bad == 0, "%s: MPI_Reduce: %ld sums not correctly rounded", how, bad);
   }
+  /* A long vector: above 2 KiB each rank rounds its own share (the library's
+   * exact-share), in place too. */
+  static double lin[NL], lout[NL];
+  for (int i = 0; i < NL; ++i) lin[i] = value(rank, i);
+  CHECK_RC(MPI_Allreduce(lin, lout, NL, MPI_DOUBLE, MPI_SUM, c));
+  bad = 0;
+  for (int i = 0; i < NL; ++i) bad += !same_bits(lout[i], exact_sum(size, i));
+  CHECK_MSG(bad == 0, "%s: MPI_Allreduce of %d: %ld sums not correctly rounded", how, NL, bad);
+  CHECK_RC(MPI_Allreduce(MPI_IN_PLACE, lin, NL, MPI_DOUBLE, MPI_SUM, c));
+  bad = 0;
+  for (int i = 0; i < NL; ++i) bad += !same_bits(lin[i], exact_sum(size, i));
+  CHECK_MSG(bad == 0, "%s: MPI_Allreduce of %d in place: %ld sums not correctly rounded", how, NL, bad);
   /* Reduce_scatter_block: N / size elements (rounded down) to each rank. */
   const int per = N / size;
   double part[N];
