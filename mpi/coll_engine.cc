@@ -116,18 +116,18 @@ bool g_engine_on = false;
 // the operation's timeout (which names what it waited for) fires first.
 uint64_t coll_wait_ns() { return rt().timeout_ns() + rt().timeout_ns() / 4; }
 
+}  // namespace
+
 // A blocking collective returns to a program that may compute for a long
 // time without calling MPI: frames of the finished operation still in this
 // rank's transmit queues (a ring's last sends, out of credits) leave first,
 // or a neighbour still in the same operation would wait for them. Bounded;
 // an operation whose frames all left returns at once.
-void drain_tx() {
+void drain_after_collective() {
   NetStack& net = rt().world().net();
   if (net.tx_drained()) return;
   (void)rt().loop().run_until([&] { return net.tx_drained(); }, tuning::kTxDrainNs, "transmit queues");
 }
-
-}  // namespace
 
 void engine_start() {
   if (g_engine_on) return;
@@ -193,7 +193,7 @@ Status run_blocking(MPI_Comm c, CollOp& op) {
       Status d = op.done(c, res);
       if (!d && d.code() != Code::kBusy) send_report(c, d);
       if (d.code() != Code::kBusy) {
-        if (d) drain_tx();
+        if (d) drain_after_collective();
         return d;
       }
       st = Status::ok();
@@ -206,7 +206,7 @@ Status run_blocking(MPI_Comm c, CollOp& op) {
   activate(c);
   Status w = rt().loop().run_until([&] { return op.finished; }, coll_wait_ns(), op.name);
   if (!w) return w;
-  if (op.result) drain_tx();
+  if (op.result) drain_after_collective();
   return op.result;
 }
 

@@ -50,6 +50,12 @@ struct LibraryOp : CollOp {
 void reports_arm(MPI_Comm c);     // post the receive for reports (intracommunicators)
 void reports_disarm(MPI_Comm c);  // withdraw it and anything of ours still leaving
 
+// Lets this rank's frames of a finished collective leave its transmit
+// queues (bounded by tuning::kTxDrainNs): a neighbour still in the same
+// operation waits for them while the program computes without calling MPI.
+// Blocking collectives do it before they return, MPI_Wait and its kin when
+// they complete a non-blocking one.
+void drain_after_collective();
 // Runs op on comm to the end (blocking); returns its status.
 Status run_blocking(MPI_Comm comm, CollOp& op);
 // Queues op (heap-allocated, owned by the request it completes) and

@@ -208,6 +208,50 @@ MPI_Status* status_at(MPI_Status* statuses, int i) { return statuses == MPI_STAT
 
 }  // namespace
 
+namespace {
+
+// Every request of a ready array finished: statuses, errors in them.
+int finish_all(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  int failed = 0;
+  MPI_Comm where = MPI_COMM_WORLD;
+  std::vector<int> errs;  // made on the first failure only
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* s = status_at(array_of_statuses, i);
+    if (inactive(array_of_requests[i])) {
+      empty_status(s);
+      continue;
+    }
+    MPI_Comm c = array_of_requests[i]->comm;
+    MPI_Status tmp;
+    const int e = request_finish(&array_of_requests[i], s == MPI_STATUS_IGNORE ? &tmp : s);
+    if (e) {
+      if (errs.empty()) errs.assign(static_cast<size_t>(count), MPI_SUCCESS);
+      errs[static_cast<size_t>(i)] = e;
+      ++failed;
+      where = c;
+    }
+  }
+  if (!failed) return MPI_SUCCESS;
+  if (array_of_statuses == MPI_STATUSES_IGNORE) return MPI_ERR_IN_STATUS;
+  mark_in_status(array_of_statuses, errs);
+  return raise(where, MPI_ERR_IN_STATUS, "%d of %d requests failed", failed, count);
+}
+
+// A blocking wait that completes a non-blocking collective returns once
+// this rank's frames of it have left, as a blocking collective does
+// (coll_engine.h); the Test calls never wait for that.
+void drain_after_collectives(int count, const MPI_Request* reqs) {
+  for (int i = 0; i < count; ++i) {
+    const MPI_Request r = reqs[i];
+    if (!inactive(r) && r->kind == ReqKind::kColl && r->coll && r->coll->finished && r->coll->result) {
+      drain_after_collective();
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 TOROID_MPI_API(int, Wait, (MPI_Request * request, MPI_Status* status)) {
   MPI_ENTER("MPI_Wait");
   if (!request) return raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "request is NULL");
@@ -221,6 +265,7 @@ TOROID_MPI_API(int, Wait, (MPI_Request * request, MPI_Status* status)) {
     Status st = rt().wait([&] { return request_ready(r); }, "MPI_Wait: its request");
     if (!st) return raise(r->comm, MPI_ERR_OTHER, "%s", st.message().c_str());
   }
+  drain_after_collectives(1, request);
   return request_finish(request, status);
 }
 
@@ -283,29 +328,8 @@ TOROID_MPI_API(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_St
     Status st = rt().wait(all_ready, "MPI_Waitall: its requests");
     if (!st) return raise(MPI_COMM_WORLD, MPI_ERR_OTHER, "%s", st.message().c_str());
   }
-  int failed = 0;
-  MPI_Comm where = MPI_COMM_WORLD;
-  std::vector<int> errs;  // made on the first failure only
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* s = status_at(array_of_statuses, i);
-    if (inactive(array_of_requests[i])) {
-      empty_status(s);
-      continue;
-    }
-    MPI_Comm c = array_of_requests[i]->comm;
-    MPI_Status tmp;
-    const int e = request_finish(&array_of_requests[i], s == MPI_STATUS_IGNORE ? &tmp : s);
-    if (e) {
-      if (errs.empty()) errs.assign(static_cast<size_t>(count), MPI_SUCCESS);
-      errs[static_cast<size_t>(i)] = e;
-      ++failed;
-      where = c;
-    }
-  }
-  if (!failed) return MPI_SUCCESS;
-  if (array_of_statuses == MPI_STATUSES_IGNORE) return MPI_ERR_IN_STATUS;
-  mark_in_status(array_of_statuses, errs);
-  return raise(where, MPI_ERR_IN_STATUS, "%d of %d requests failed", failed, count);
+  drain_after_collectives(count, array_of_requests);
+  return finish_all(count, array_of_requests, array_of_statuses);
 }
 
 TOROID_MPI_API(int, Testall, (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[])) {
@@ -320,7 +344,7 @@ TOROID_MPI_API(int, Testall, (int count, MPI_Request array_of_requests[], int* f
   if (!all_ready()) rt().progress();
   *flag = all_ready();
   if (!*flag) return MPI_SUCCESS;
-  return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+  return finish_all(count, array_of_requests, array_of_statuses);
 }
 
 TOROID_MPI_API(int, Waitany, (int count, MPI_Request array_of_requests[], int* index, MPI_Status* status)) {
@@ -344,6 +368,7 @@ TOROID_MPI_API(int, Waitany, (int count, MPI_Request array_of_requests[], int* i
     if (!st) return raise(MPI_COMM_WORLD, MPI_ERR_OTHER, "%s", st.message().c_str());
   }
   *index = found;
+  drain_after_collectives(1, &array_of_requests[found]);
   return request_finish(&array_of_requests[found], status);
 }
 
@@ -422,6 +447,7 @@ TOROID_MPI_API(int, Waitsome, (int incount, MPI_Request array_of_requests[], int
     Status st = rt().wait(some, "MPI_Waitsome: one of its requests");
     if (!st) return raise(MPI_COMM_WORLD, MPI_ERR_OTHER, "%s", st.message().c_str());
   }
+  drain_after_collectives(incount, array_of_requests);
   return finish_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
