@@ -206,10 +206,6 @@ void mark_in_status(MPI_Status* statuses, const std::vector<int>& errs) {
 
 MPI_Status* status_at(MPI_Status* statuses, int i) { return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]; }
 
-}  // namespace
-
-namespace {
-
 // Every request of a ready array finished: statuses, errors in them.
 int finish_all(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
   int failed = 0;
