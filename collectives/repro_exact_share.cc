@@ -101,7 +101,8 @@ Status ExactShare::start(Comm& comm, const CollArgs& args) {
 }
 
 // One sub-operation on share_ values per rank: its algorithm is the
-// selector's, and its object is kept while the choice stays the same.
+// selector's, asked again only when the shape changes (as Comm keeps its
+// choice), and its object is kept while the choice stays the same.
 Status ExactShare::start_sub(CollKind kind, void* send, void* recv) {
   sub_ = CollArgs{};
   sub_.kind = kind;
@@ -110,12 +111,14 @@ Status ExactShare::start_sub(CollKind kind, void* send, void* recv) {
   sub_.recv = recv;
   sub_.count = share_;
   sub_.esize = dtype_size(args_.dtype);
-  auto info = select_algo(comm_->info(), sub_);
-  if (!info) return info.status();
   Sub& s = subs_[kind == CollKind::kAlltoall ? 0 : 1];
-  if (s.info != *info || !s.algo) {
-    s.algo = (*info)->make();
+  if (!s.algo || s.count != share_ || s.dtype != args_.dtype) {  // the communicator owns this object
+    auto info = select_algo(comm_->info(), sub_);
+    if (!info) return info.status();
+    if (s.info != *info || !s.algo) s.algo = (*info)->make();
     s.info = *info;
+    s.count = share_;
+    s.dtype = args_.dtype;
   }
   running_ = s.algo.get();
   return running_->start(*comm_, sub_);
@@ -159,15 +162,13 @@ Status ExactShare::local_slice() {
   arith::float_sum_pass1_encode_parts<F>(xs, nodes_, n, p1_.data());
   auto plan = arith::float_sum_plan<F>(p1_.data(), n, nodes_);
   if (!plan) return plan.status();
-  if (plan->operands == 0) {  // settled by pass 1 (zeros, infinities, NaNs)
-    arith::float_sum_decode<F>(*plan, p1_.data(), nullptr, n, out);
-    return Status::ok();
+  if (plan->operands != 0) {  // else settled by pass 1 (zeros, infinities, NaNs)
+    const arith::TreePass p2 = arith::float_sum_pass2(*plan);
+    p2_.resize(p2.bytes());
+    if (!arith::float_sum_pass2_encode_sum<F>(*plan, p1_.data(), xs, nodes_, n, p2_.data()))
+      encode_each<F>(*plan, p2, n);
   }
-  const arith::TreePass p2 = arith::float_sum_pass2(*plan);
-  p2_.resize(p2.bytes());
-  if (!arith::float_sum_pass2_encode_sum<F>(*plan, p1_.data(), xs, nodes_, n, p2_.data()))
-    encode_each<F>(*plan, p2, n);
-  arith::float_sum_decode<F>(*plan, p1_.data(), p2_.data(), n, out);
+  arith::float_sum_decode<F>(*plan, p1_.data(), plan->operands ? p2_.data() : nullptr, n, out);
   return Status::ok();
 }
 

@@ -82,6 +82,8 @@ class ExactShare final : public CollAlgo {
   struct Sub {
     const AlgoInfo* info = nullptr;
     std::unique_ptr<CollAlgo> algo;
+    uint64_t count = 0;  // the shape info was chosen for
+    DType dtype = DType::kDouble;
   };
   Sub subs_[2];  // alltoall, allgather
   CollAlgo* running_ = nullptr;
