@@ -5,8 +5,10 @@
 namespace toroid {
 
 template <typename F>
-Status TreeFloatSum<F>::start(CombineEngine* engine, uint8_t cls, const F* in, F* out, uint32_t n, uint64_t nodes) {
+Status TreeFloatSum<F>::start(CombineEngine* engine, uint8_t cls, uint32_t tag, const F* in, F* out, uint32_t n,
+                              uint64_t nodes) {
   engine_ = engine;
+  tag_ = tag;
   cls_ = cls;
   in_ = in;
   out_ = out;
@@ -16,7 +18,8 @@ Status TreeFloatSum<F>::start(CombineEngine* engine, uint8_t cls, const F* in, F
   const arith::TreePass p1 = arith::float_sum_pass1(n);
   p1_.resize(p1.bytes());
   arith::float_sum_pass1_encode<F>(in, n, p1_.data());
-  Status st = engine_->start(cls_, p1.op, p1.type, p1.width, p1_.data(), p1_.data(), p1.operands);
+  Status st =
+      engine_->start(cls_, p1.op, p1.type, p1.width, p1_.data(), p1_.data(), p1.operands, CombineEngine::op_id(tag_, 0));
   if (!st) return st;
   stage_ = Stage::kPass1;
   return Status::ok();
@@ -52,7 +55,8 @@ bool TreeFloatSum<F>::progress() {
     const arith::TreePass p2 = arith::float_sum_pass2(plan_);
     p2_.resize(p2.bytes());
     arith::float_sum_pass2_encode<F>(plan_, p1_.data(), in_, n_, p2_.data());
-    st = engine_->start(cls_, p2.op, p2.type, p2.width, p2_.data(), p2_.data(), p2.operands);
+    st = engine_->start(cls_, p2.op, p2.type, p2.width, p2_.data(), p2_.data(), p2.operands,
+                        CombineEngine::op_id(tag_, 1));
     if (!st) {
       finish(st);
       return true;

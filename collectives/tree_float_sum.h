@@ -23,7 +23,8 @@ template <typename F>
 class TreeFloatSum {
  public:
   // in and out may alias; both stay owned by the caller until done().
-  Status start(CombineEngine* engine, uint8_t cls, const F* in, F* out, uint32_t n, uint64_t nodes);
+  // tag: the operation's number; its passes take CombineEngine::op_id(tag, 0 and 1).
+  Status start(CombineEngine* engine, uint8_t cls, uint32_t tag, const F* in, F* out, uint32_t n, uint64_t nodes);
   bool progress();  // true if it moved
   bool done() const { return stage_ == Stage::kDone; }
   const Status& status() const { return status_; }
@@ -32,6 +33,7 @@ class TreeFloatSum {
   enum class Stage : uint8_t { kPass1, kPass2, kDone };
   void finish(Status st);
   CombineEngine* engine_ = nullptr;
+  uint32_t tag_ = 0;
   uint8_t cls_ = 0;
   const F* in_ = nullptr;
   F* out_ = nullptr;

@@ -14,7 +14,7 @@ const CounterField kCombineCountersFields[] = {
     TOROID_COUNTER(CombineCounters, up_packets),      TOROID_COUNTER(CombineCounters, down_packets),
     TOROID_COUNTER(CombineCounters, combined),        TOROID_COUNTER(CombineCounters, max_children_per_step),
     TOROID_COUNTER(CombineCounters, held_high_water), TOROID_COUNTER(CombineCounters, rx_bad),
-    TOROID_COUNTER(CombineCounters, tx_blocked),
+    TOROID_COUNTER(CombineCounters, tx_blocked),      TOROID_COUNTER(CombineCounters, rx_stale),
 };
 const int kCombineCountersFieldCount = sizeof(kCombineCountersFields) / sizeof(kCombineCountersFields[0]);
 
@@ -27,7 +27,7 @@ CombineEngine::~CombineEngine() {
   for (ClassState* cs : classes_) {
     if (!cs) continue;
     loop_.timers().cancel(cs->timer);
-    drop_queued(*cs);
+    drop_queued(*cs, Drop::kAll);
     delete cs;
   }
   // Packets of classes already dropped are gone; anything left is unclaimed.
@@ -89,15 +89,15 @@ bool CombineEngine::is_root(uint8_t cls) const { return has_tree(cls) && !classe
 bool CombineEngine::busy(uint8_t cls) const { return has_tree(cls) && classes_[cls]->active; }
 
 Status CombineEngine::start(uint8_t cls, AluOp op, AluType type, uint32_t width, const void* in, void* out,
-                            uint32_t count) {
+                            uint32_t count, uint32_t op_id) {
   if (!has_tree(cls)) return error(Code::kNotFound, "combine: class %u has no tree", cls);
   ClassState& cs = *classes_[cls];
   if (!link_down_.is_ok())
     return error(link_down_.code(), "combine class %u: %s", cls, link_down_.message().c_str());
-  if (!cs.broken.is_ok())
-    return error(cs.broken.code(), "combine class %u is out of step after an earlier failure: %s", cls,
-                 cs.broken.message().c_str());
   if (cs.active) return error(Code::kBusy, "combine class %u: an operation is still running", cls);
+  if (op_id == kNextOp) op_id = cs.op_id + 1;
+  if (cs.started_any && seq_diff(op_id, cs.op_id) <= 0)
+    return error(Code::kInvalid, "combine class %u: operation %u does not follow operation %u", cls, op_id, cs.op_id);
   Status st = alu_check(op, type, width);
   if (!st) return error(st.code(), "combine class %u: %s", cls, st.message().c_str());
   constexpr uint32_t kHeaders = sizeof(wire::TorusHeader) + sizeof(wire::TreeHeader);
@@ -109,19 +109,24 @@ Status CombineEngine::start(uint8_t cls, AluOp op, AluType type, uint32_t width,
                  cls, width, payload);
   if (count > 0 && (!in || !out)) return error(Code::kInvalid, "combine class %u: null buffer", cls);
 
+  cs.op_id = op_id;
+  cs.started_any = true;
   cs.op = op;
   cs.type = type;
   cs.width = width;
   cs.total = count;
   cs.per_pkt = std::min<uint32_t>(payload / width, UINT16_MAX);
   cs.npk = (count + cs.per_pkt - 1) / cs.per_pkt;
-  cs.base = cs.next_combine;
+  cs.next_combine = 0;
+  cs.results = 0;
   cs.in = static_cast<const uint8_t*>(in);
   cs.out = static_cast<uint8_t*>(out);
   cs.active = true;
   active_mask_ |= 1u << cls;
   cs.finished = false;
   cs.result = Status::ok();
+  // Child packets of earlier operations are stale now; this one's may be here.
+  drop_queued(cs, Drop::kStale);
   loop_.timers().arm(cs.timer, loop_.now() + timeout_ns_);
   // Children that started first may already have sent packets of this
   // operation; they are checked now.
@@ -155,23 +160,33 @@ void CombineEngine::cancel(uint8_t cls, Status why) {
   if (has_tree(cls) && classes_[cls]->active) fail(*classes_[cls], std::move(why));
 }
 
-// A failed class is out of step with its neighbours for good: drop what it
-// holds and refuse later operations on it.
+// The operation ends here; what it still held or queued is dropped, and its
+// packets that arrive later are stale (combine_internal.h). Packets a child
+// already sent of the next operation stay.
 void CombineEngine::fail(ClassState& cs, Status st) {
-  cs.broken = st;
   finish(cs, std::move(st));
-  drop_queued(cs);
+  drop_queued(cs, Drop::kOp);
 }
 
-void CombineEngine::drop_queued(ClassState& cs) {
+void CombineEngine::drop_queued(ClassState& cs, Drop what) {
   uint64_t dropped = 0;
   for (int c = 0; c < cs.nchild; ++c) {
+    // A child's packets are in operation order: the stale ones lead.
     while (cs.held_n[c] > 0) {
-      cs.held[c][cs.held_head[c]]->free();
-      cs.held_head[c] = (cs.held_head[c] + 1) % tuning::kTreeWindow;
+      Packet* p = cs.held[c][cs.held_head[c]];
+      if (what != Drop::kAll) {
+        const auto* th = reinterpret_cast<const wire::TorusHeader*>(p->data());
+        if (!cs.stale(th->tag.get())) break;
+      }
+      p->free();
+      cs.held_head[c] = (cs.held_head[c] + 1) % ClassState::kHeldSlots;
       --cs.held_n[c];
       ++dropped;
     }
+  }
+  if (what == Drop::kStale) {
+    held_ -= std::min(held_, dropped);
+    return;
   }
   while (Packet* p = cs.fan_head) {
     cs.fan_head = p->next;
@@ -204,7 +219,8 @@ void CombineEngine::on_link_down(uint16_t port, const Status& why) {
   if (link_down_.is_ok()) link_down_ = why;
   for (ClassState* cs : classes_) {
     if (!cs || !cs->active) continue;
-    fail(*cs, error(why.code(), "combine class %u (seq %u): %s", cs->cls, cs->next_combine, why.message().c_str()));
+    fail(*cs, error(why.code(), "combine class %u (operation %u, packet %u): %s", cs->cls, cs->op_id, cs->next_combine,
+                    why.message().c_str()));
   }
 }
 
@@ -212,9 +228,12 @@ void CombineEngine::reset(const Status& why) {
   for (ClassState* cs : classes_) {
     if (!cs) continue;
     if (cs->active) fail(*cs, why);
-    drop_queued(*cs);
-    cs->broken = Status::ok();
+    drop_queued(*cs, Drop::kAll);
+    cs->started_any = false;
+    cs->op_id = 0;
     cs->next_combine = cs->results = 0;
+    cs->child_op.fill(0);
+    cs->child_any.fill(false);
     cs->child_next.fill(0);
     cs->held_head.fill(0);
     cs->held_n.fill(0);
@@ -225,18 +244,19 @@ void CombineEngine::reset(const Status& why) {
 std::string CombineEngine::waiting_for(const ClassState& cs) const {
   std::string w;
   char buf[96];
-  if (cs.in_op(cs.next_combine) && !(cs.has_up && seq_diff(cs.next_combine, cs.results) >= int32_t(tuning::kTreeWindow))) {
+  if (cs.in_op(cs.op_id, cs.next_combine) &&
+      !(cs.has_up && seq_diff(cs.next_combine, cs.results) >= int32_t(tuning::kTreeWindow))) {
     for (int c = 0; c < cs.nchild; ++c) {
-      if (cs.held_n[c] > 0) continue;
+      if (child_ready(cs, c)) continue;
       w += w.empty() ? "children " : ", ";
       w += dir_name(cs.down[c]);
     }
     if (w.empty()) w = "a packet buffer";
-    snprintf(buf, sizeof buf, " (seq %u)", cs.next_combine);
+    snprintf(buf, sizeof buf, " (packet %u)", cs.next_combine);
     return w + buf;
   }
-  if (cs.has_up && cs.results - cs.base < cs.npk) {
-    snprintf(buf, sizeof buf, "the result of seq %u from the parent (%s)", cs.results, dir_name(cs.up));
+  if (cs.has_up && cs.results < cs.npk) {
+    snprintf(buf, sizeof buf, "the result of packet %u from the parent (%s)", cs.results, dir_name(cs.up));
     return buf;
   }
   snprintf(buf, sizeof buf, "link credit for %u packets to children", cs.pending);
@@ -250,11 +270,10 @@ void CombineEngine::on_timeout(void* ctx) {
   char dur[32];
   const std::string waiting = e.waiting_for(*cs);
   e.fail(*cs, error(Code::kTimeout,
-                    "combine class %u (%s %s, %u operands of %u bytes, seq %u..%u) timed out after %s at seq %u: "
-                    "waiting for %s",
-                    cs->cls, alu_op_name(cs->op), combine_type_name(cs->type), cs->total, cs->width, cs->base,
-                    cs->base + cs->npk - 1, format_duration(e.timeout_ns_, dur, sizeof dur), cs->next_combine,
-                    waiting.c_str()));
+                    "combine class %u (operation %u: %s %s, %u operands of %u bytes in %u packets) timed out after "
+                    "%s at packet %u: waiting for %s",
+                    cs->cls, cs->op_id, alu_op_name(cs->op), combine_type_name(cs->type), cs->total, cs->width,
+                    cs->npk, format_duration(e.timeout_ns_, dur, sizeof dur), cs->next_combine, waiting.c_str()));
 }
 
 }  // namespace toroid

@@ -21,7 +21,13 @@ TreeHeader* tree_header(Packet* p) { return reinterpret_cast<TreeHeader*>(p->dat
 const TreeHeader* tree_header(const Packet* p) {
   return reinterpret_cast<const TreeHeader*>(p->data() + sizeof(TorusHeader));
 }
+// The operation a packet belongs to: the torus header's tag.
+uint32_t op_of(const Packet* p) { return reinterpret_cast<const TorusHeader*>(p->data())->tag.get(); }
 }  // namespace
+
+bool CombineEngine::child_ready(const ClassState& cs, int c) {
+  return cs.held_n[c] > 0 && op_of(cs.held[c][cs.held_head[c]]) == cs.op_id;
+}
 
 void CombineEngine::held_add(uint32_t n) {
   held_ += n;
@@ -63,16 +69,16 @@ Status CombineEngine::check_packet(const ClassState& cs, const TreeHeader& h, ui
   char from[32];
   if (child >= 0) snprintf(from, sizeof from, "child %s", dir_name(cs.down[child]));
   else snprintf(from, sizeof from, "the parent (%s)", dir_name(cs.up));
-  return error(Code::kInvalid, "combine class %u: %s mismatch at seq %u: %s sent %s, this node started %s", cs.cls,
-               what, s, from, theirs, ours);
+  return error(Code::kInvalid, "combine class %u: %s mismatch in operation %u, packet %u: %s sent %s, this node started %s",
+               cs.cls, what, cs.op_id, s, from, theirs, ours);
 }
 
 Status CombineEngine::check_held(ClassState& cs) {
   for (int c = 0; c < cs.nchild; ++c) {
     for (uint32_t k = 0; k < cs.held_n[c]; ++k) {
-      const Packet* p = cs.held[c][(cs.held_head[c] + k) % tuning::kTreeWindow];
+      const Packet* p = cs.held[c][(cs.held_head[c] + k) % ClassState::kHeldSlots];
       const TreeHeader& h = *tree_header(p);
-      if (!cs.in_op(h.seq.get())) break;
+      if (!cs.in_op(op_of(p), h.seq.get())) break;
       Status st = check_packet(cs, h, p->len, c);
       if (!st) return st;
     }
@@ -89,8 +95,14 @@ void CombineEngine::on_packet(uint16_t port, Packet* p) {
   }
   const TreeHeader& h = *tree_header(p);
   ClassState* cs = h.cls < classes_.size() ? classes_[h.cls] : nullptr;
-  if (!cs || !cs->broken.is_ok()) {
+  if (!cs) {
     ++ctr_.rx_bad;
+    p->free();
+    return;
+  }
+  if (cs->stale(op_of(p))) {
+    // An operation over here: its failure (or a mismatch) left it behind.
+    ++ctr_.rx_stale;
     p->free();
     return;
   }
@@ -106,39 +118,51 @@ void CombineEngine::on_packet(uint16_t port, Packet* p) {
   if (cs->active) progress(*cs);
 }
 
+// A child's packets arrive in order: per operation, indices 0, 1, ...; the
+// operations in increasing order (it may give one up part-way).
 void CombineEngine::on_up(ClassState& cs, int child, Packet* p) {
   const TreeHeader& h = *tree_header(p);
   const uint32_t s = h.seq.get();
+  const uint32_t id = op_of(p);
   const char* dn = dir_name(cs.down[child]);
   Status st;
-  if (s != cs.child_next[child]) {
-    st = error(Code::kInternal, "combine class %u: child %s sent seq %u, expected %u", cs.cls, dn, s,
-               cs.child_next[child]);
-  } else if (cs.held_n[child] >= tuning::kTreeWindow) {
-    st = error(Code::kInternal, "combine class %u: child %s is more than %u packets ahead (seq %u)", cs.cls, dn,
-               tuning::kTreeWindow, s);
-  } else if (cs.in_op(s)) {
+  const bool next_op = !cs.child_any[child] || id != cs.child_op[child];
+  if (next_op && cs.child_any[child] && seq_diff(id, cs.child_op[child]) < 0) {
+    st = error(Code::kInternal, "combine class %u: child %s sent operation %u after operation %u", cs.cls, dn, id,
+               cs.child_op[child]);
+  } else if (s != (next_op ? 0 : cs.child_next[child])) {
+    st = error(Code::kInternal, "combine class %u: child %s sent packet %u of operation %u, expected %u", cs.cls, dn,
+               s, id, next_op ? 0 : cs.child_next[child]);
+  } else if (cs.held_n[child] >= ClassState::kHeldSlots) {
+    st = error(Code::kInternal, "combine class %u: child %s is more than %u packets ahead (operation %u, packet %u)",
+               cs.cls, dn, ClassState::kHeldSlots, id, s);
+  } else if (cs.in_op(id, s)) {
     st = check_packet(cs, h, p->len, child);
   }
   if (!st) {
     ++ctr_.rx_bad;
     p->free();
-    fail(cs, std::move(st));
+    // A broken stream of a later operation fails that one when it starts
+    // (its packet is missing); only the current operation fails now.
+    if (cs.active && id == cs.op_id) fail(cs, std::move(st));
     return;
   }
-  cs.held[child][(cs.held_head[child] + cs.held_n[child]) % tuning::kTreeWindow] = p;
+  cs.held[child][(cs.held_head[child] + cs.held_n[child]) % ClassState::kHeldSlots] = p;
   ++cs.held_n[child];
-  ++cs.child_next[child];
+  cs.child_any[child] = true;
+  cs.child_op[child] = id;
+  cs.child_next[child] = s + 1;
   held_add(1);
 }
 
 void CombineEngine::on_down(ClassState& cs, Packet* p) {
   const TreeHeader& h = *tree_header(p);
   const uint32_t s = h.seq.get();
+  const uint32_t id = op_of(p);
   Status st;
-  if (!cs.in_op(s) || s != cs.results || seq_diff(s, cs.next_combine) >= 0) {
-    st = error(Code::kInternal, "combine class %u: unexpected result seq %u from the parent (%s)", cs.cls, s,
-               dir_name(cs.up));
+  if (!cs.in_op(id, s) || s != cs.results || seq_diff(s, cs.next_combine) >= 0) {
+    st = error(Code::kInternal, "combine class %u: unexpected result, operation %u packet %u, from the parent (%s)",
+               cs.cls, id, s, dir_name(cs.up));
   } else {
     st = check_packet(cs, h, p->len, -1);
   }
@@ -149,7 +173,7 @@ void CombineEngine::on_down(ClassState& cs, Packet* p) {
     return;
   }
   const uint32_t n = cs.count_of(s);
-  std::memcpy(cs.out + static_cast<size_t>(s - cs.base) * cs.per_pkt * cs.width, p->data() + kHeaders,
+  std::memcpy(cs.out + static_cast<size_t>(s) * cs.per_pkt * cs.width, p->data() + kHeaders,
               static_cast<size_t>(n) * cs.width);
   ++cs.results;
   if (cs.nchild == 0) {
@@ -168,15 +192,15 @@ void CombineEngine::on_down(ClassState& cs, Packet* p) {
 // Fold every sequence that has its child packets, within the window.
 bool CombineEngine::fold(ClassState& cs) {
   bool moved = false;
-  while (cs.in_op(cs.next_combine)) {
+  while (cs.in_op(cs.op_id, cs.next_combine)) {
     const uint32_t s = cs.next_combine;
     if (cs.has_up && seq_diff(s, cs.results) >= static_cast<int32_t>(tuning::kTreeWindow)) break;
     bool ready = true;
-    for (int c = 0; c < cs.nchild && ready; ++c) ready = cs.held_n[c] > 0;
+    for (int c = 0; c < cs.nchild && ready; ++c) ready = child_ready(cs, c);
     if (!ready) break;
     const uint32_t n = cs.count_of(s);
     const size_t bytes = static_cast<size_t>(n) * cs.width;
-    const size_t off = static_cast<size_t>(s - cs.base) * cs.per_pkt * cs.width;
+    const size_t off = static_cast<size_t>(s) * cs.per_pkt * cs.width;
     if (!cs.has_up && cs.nchild == 0) {
       // Alone in the partition: the result is this node's own data.
       if (cs.out != cs.in) std::memmove(cs.out + off, cs.in + off, bytes);
@@ -197,7 +221,7 @@ bool CombineEngine::fold(ClassState& cs) {
         q->free();
       }
       for (int c = 0; c < cs.nchild; ++c) {
-        cs.held_head[c] = (cs.held_head[c] + 1) % tuning::kTreeWindow;
+        cs.held_head[c] = (cs.held_head[c] + 1) % ClassState::kHeldSlots;
         --cs.held_n[c];
       }
       held_ -= cs.nchild;
@@ -217,7 +241,7 @@ bool CombineEngine::fold(ClassState& cs) {
     auto* th = reinterpret_cast<TorusHeader*>(acc->data());
     std::memset(th, 0, sizeof *th);
     th->type = static_cast<uint8_t>(wire::PacketType::kTree);
-    th->tag.set(s);
+    th->tag.set(cs.op_id);
     TreeHeader* h = tree_header(acc);
     h->cls = cs.cls;
     h->op = static_cast<uint8_t>(cs.op);
@@ -286,7 +310,7 @@ bool CombineEngine::progress(ClassState& cs) {
     moved = true;
     fan_out(cs);
   }
-  if (cs.active && cs.results - cs.base == cs.npk && cs.pending == 0) finish(cs, Status::ok());
+  if (cs.active && cs.results == cs.npk && cs.pending == 0) finish(cs, Status::ok());
   return moved;
 }
 

@@ -2,9 +2,11 @@
 // CombineEngine and BarrierNet run on a tree class over a real NetStack; the
 // node starts a combine operation (op, type, width, count from the fuzzer)
 // and enters barrier channels; tree and barrier packets from the neighbours
-// carry fuzzer headers: mostly the class, op, type, width, counts, sequence
-// numbers and up/down direction a parent or child would send (so packets
-// get folded, turned around and fanned out), sometimes anything.
+// carry fuzzer headers: mostly the class, operation id, op, type, width,
+// counts, sequence numbers and up/down direction a parent or child would
+// send (so packets get folded, turned around and fanned out), sometimes
+// anything. When an operation ends the node starts the next (up to 4), so
+// packets of the one before meet the engine as stale ones.
 // Checked: operations end (ok, failed or at their deadline), every buffer
 // access stays in bounds (AddressSanitizer), and no packet leaks.
 #include <cstdint>
@@ -43,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<uint8_t> vin(static_cast<size_t>(count) * width, 0x5a);
     std::vector<uint8_t> vout(static_cast<size_t>(count) * width, 0);
     bool started = combine.start(kTreeClass, op, type, width, vin.data(), vout.data(), count).is_ok();
+    uint32_t op_id = 1;  // the engine numbers them 1, 2, ... (kNextOp)
     uint32_t seq_hint = 0;
 
     std::vector<uint8_t> body;
@@ -72,7 +75,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           const uint16_t n = (what & 0x20) ? in.ConsumeIntegral<uint16_t>() : in.ConsumeIntegralInRange<uint16_t>(0, 64);
           h.count.set(n);
           uint32_t payload = (what & 0x10) ? in.ConsumeIntegralInRange<uint32_t>(0, 1024) : n * width;
-          start_body(body, sizeof h, me, nb, wire::PacketType::kTree);
+          wire::TorusHeader* th = start_body(body, sizeof h, me, nb, wire::PacketType::kTree);
+          // The operation: mostly the node's current one, sometimes the one
+          // before or after it.
+          th->tag.set(wild ? op_id + static_cast<uint32_t>(in.ConsumeIntegralInRange<int8_t>(-2, 2)) : op_id);
           std::memcpy(body.data() + sizeof(wire::TorusHeader), &h, sizeof h);
           const std::vector<uint8_t> bytes = in.ConsumeBytes<uint8_t>(payload);
           body.insert(body.end(), bytes.begin(), bytes.end());
@@ -111,7 +117,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       node.run();
       Status st;
-      if (started && combine.test(kTreeClass, &st)) started = false;
+      if (started && combine.test(kTreeClass, &st)) {
+        started = op_id < 4 && combine.start(kTreeClass, op, type, width, vin.data(), vout.data(), count).is_ok();
+        if (started) {
+          ++op_id;
+          seq_hint = 0;
+        }
+      }
     }
     // Past every deadline: whatever is still running must end now.
     node.advance(3 * kTimeout);

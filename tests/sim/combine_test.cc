@@ -316,10 +316,66 @@ TEST(Combine, MismatchedWidthFailsWithAMessage) {
   CHECK_TEXT(root.code() == Code::kTimeout, root.to_string().c_str());
   CHECK_TEXT(root.message().find("combine class 1") != std::string::npos, root.message().c_str());
   CHECK_TEXT(root.message().find("waiting for children x+") != std::string::npos, root.message().c_str());
-  // The class refuses further operations: its streams are out of step.
-  Status again = part.eng(0).start(tuning::kTreeClassWorld, AluOp::kAdd, AluType::kUnsigned, 4, buf[0].data(),
-                                   buf[0].data(), 10);
-  CHECK(!again.is_ok());
+  // The next operation runs everywhere: the failed one left nothing behind.
+  run_op(part, tuning::kTreeClassWorld, Op{AluOp::kAdd, AluType::kUnsigned, 4, 300}, 5);
+  check_no_leaks(part);
+}
+
+// A leaf starts 1200 operands (6 packets) where every other node starts 300
+// (2): its parent fails at the leaf's first packet, and the leaf's later
+// packets arrive after the failure. The other nodes give the operation up
+// the way a communicator does when a failure report comes (cancel), at
+// different times; the leaves start the next operation before the other
+// nodes have given up the first. That operation gives every node the
+// reference result: the late packets of the first were dropped as stale, and
+// the early ones of the second waited for their operation.
+TEST(Combine, AFailedOperationLeavesNothingForTheNext) {
+  Partition part("4x2x2");
+  const uint8_t cls = tuning::kTreeClassWorld;
+  const ClassRoute world = make_tree_route(part.dims, coord_of(0, part.dims));
+  // A leaf (no children) and its parent.
+  uint32_t leaf = 0;
+  for (uint32_t r = 1; r < part.nodes() && leaf == 0; ++r)
+    if (tree_down(world, coord_of(r, part.dims)).empty()) leaf = r;
+  CHECK(leaf != 0);
+  const Coord lc = coord_of(leaf, part.dims);
+  const uint32_t parent = rank_of(neighbour(lc, *tree_up(world, lc), part.dims), part.dims);
+  std::vector<std::vector<uint8_t>> buf(part.nodes(), std::vector<uint8_t>(1200 * 4));
+  for (uint32_t r = 0; r < part.nodes(); ++r) {
+    Status st = part.eng(r).start(cls, AluOp::kAdd, AluType::kUnsigned, 4, buf[r].data(), buf[r].data(),
+                                  r == leaf ? 1200 : 300, 7);
+    CHECK_TEXT(st.is_ok(), st.to_string().c_str());
+  }
+  std::vector<Status> st(part.nodes());
+  CHECK(part.run_until([&] { return part.eng(parent).test(cls, &st[parent]); }, 50 * kMs));
+  CHECK_TEXT(st[parent].message().find("count mismatch in operation 7") != std::string::npos,
+             st[parent].message().c_str());
+  // Everyone else gives up now, the leaves first; they start the next
+  // operation while their parents still run the first.
+  const Op o{AluOp::kXor, AluType::kSigned, 8, 700};
+  OpData d(o, part.nodes(), 77);
+  for (bool leaves : {true, false}) {
+    for (uint32_t r = 0; r < part.nodes(); ++r) {
+      if (tree_down(world, coord_of(r, part.dims)).empty() != leaves) continue;
+      part.eng(r).cancel(cls, error(Code::kAborted, "a failure report"));
+      CHECK_TRUE(part.eng(r).test(cls, &st[r]));
+      CHECK_FALSE(st[r].is_ok());
+      Status s2 = part.eng(r).start(cls, o.op, o.type, o.width, d.in[r].data(), d.dst(o, r), o.count, 9);
+      CHECK_TEXT(s2.is_ok(), s2.to_string().c_str());
+    }
+    if (leaves) part.run_until([] { return false; }, 2 * kMs);
+  }
+  CHECK(part.run_until([&] { return part.all_done(cls, &st); }, 200 * kMs));
+  check_results(part, o, d, st);
+  // The leaf's packets after its first were stale at the parent: 5 of them, and
+  // any its siblings sent after the failure.
+  CHECK(part.eng(parent).counters().rx_stale >= 5);
+  UNSIGNED_LONGLONGS_EQUAL(1, part.eng(parent).counters().rx_bad);
+  // An operation id must move on.
+  Status again = part.eng(0).start(cls, AluOp::kAdd, AluType::kUnsigned, 4, buf[0].data(), buf[0].data(), 4, 9);
+  CHECK(again.code() == Code::kInvalid);
+  CHECK_TEXT(again.message().find("operation 9 does not follow operation 9") != std::string::npos,
+             again.message().c_str());
   check_no_leaks(part);
 }
 

@@ -95,7 +95,7 @@ std::vector<double> run_sum(const char* dims_s, uint32_t root_rank) {
   for (uint32_t r = 0; r < kNodes; ++r) {
     CHECK_TRUE(rig.node(r).combine().add_tree(cls, tree).is_ok());
     for (uint32_t i = 0; i < kValues; ++i) in[r][i] = value(r, i);
-    Status st = sums[r].start(&rig.node(r).combine(), cls, in[r].data(), out[r].data(), kValues, kNodes);
+    Status st = sums[r].start(&rig.node(r).combine(), cls, 1, in[r].data(), out[r].data(), kValues, kNodes);
     CHECK_TRUE_TEXT(st.is_ok(), st.to_string().c_str());
   }
   // Drive both passes: the nodes' loops move packets; the test advances the

@@ -159,7 +159,7 @@ field("tree.flags", ProtoField.uint8("toroid.tree.flags", "Tree flags", base.HEX
 local TREE_FLAGS_KNOWN = flag_fields("tree.flags", "Tree flags", TREE_FLAGS)
 field("tree.width", ProtoField.uint16("toroid.tree.width", "Operand width (bytes)"))
 field("tree.count", ProtoField.uint16("toroid.tree.count", "Operands"))
-field("tree.seq", ProtoField.uint32("toroid.tree.seq", "Stream sequence"))
+field("tree.seq", ProtoField.uint32("toroid.tree.seq", "Packet index in the operation"))
 field("tree.total", ProtoField.uint32("toroid.tree.total", "Operands in the operation"))
 field("tree.operands", ProtoField.bytes("toroid.tree.operands", "Operands (data)"))
 -- Barrier header

@@ -117,7 +117,7 @@ bool TorusTreeAllreduce::tree_phase() {
     std::fill(stage_.begin(), stage_.end(), 0);
     if (holder_ && bytes()) std::memcpy(stage_.data(), buf_, bytes());
     Status st = tree_->start(cls_, AluOp::kOr, AluType::kUnsigned, kTreeWidth, stage_.data(), stage_.data(),
-                             static_cast<uint32_t>(stage_.size() / kTreeWidth));
+                             static_cast<uint32_t>(stage_.size() / kTreeWidth), CombineEngine::op_id(tag_, 0));
     if (!st) {
       if (st.code() == Code::kBusy) return false;  // the class is still busy: try again
       fail(error(st.code(), "%s broadcast: %s", what_, st.message().c_str()));

@@ -9,8 +9,8 @@ namespace toroid {
 
 using schedule::TreeMethod;
 
-Status TreeRunner::start(CombineEngine* engine, uint8_t cls, const schedule::TreeCodec& codec, const void* in,
-                         void* out, const char* what) {
+Status TreeRunner::start(CombineEngine* engine, uint8_t cls, uint32_t tag, const schedule::TreeCodec& codec,
+                         const void* in, void* out, const char* what) {
   engine_ = engine;
   cls_ = cls;
   codec_ = codec;
@@ -24,18 +24,19 @@ Status TreeRunner::start(CombineEngine* engine, uint8_t cls, const schedule::Tre
   if (codec_.method == TreeMethod::kFloatSum) {
     const auto n = static_cast<uint32_t>(codec_.count);
     if (codec_.dtype == DType::kDouble) {
-      st = fsum_d_.start(engine_, cls_, static_cast<const double*>(in), static_cast<double*>(out), n, codec_.nodes);
+      st = fsum_d_.start(engine_, cls_, tag, static_cast<const double*>(in), static_cast<double*>(out), n,
+                         codec_.nodes);
     } else {
-      st = fsum_f_.start(engine_, cls_, static_cast<const float*>(in), static_cast<float*>(out), n, codec_.nodes);
+      st = fsum_f_.start(engine_, cls_, tag, static_cast<const float*>(in), static_cast<float*>(out), n, codec_.nodes);
     }
   } else if (codec_.direct()) {
     const arith::TreePass& p = codec_.pass;
-    st = engine_->start(cls_, p.op, p.type, p.width, in, out, p.operands);
+    st = engine_->start(cls_, p.op, p.type, p.width, in, out, p.operands, CombineEngine::op_id(tag, 0));
   } else {
     const arith::TreePass& p = codec_.pass;
     ops_.resize(p.bytes());
     st = schedule::tree_encode(codec_, in, ops_.data());
-    if (st) st = engine_->start(cls_, p.op, p.type, p.width, ops_.data(), ops_.data(), p.operands);
+    if (st) st = engine_->start(cls_, p.op, p.type, p.width, ops_.data(), ops_.data(), p.operands, CombineEngine::op_id(tag, 0));
   }
   if (!st) {
     done_ = true;
@@ -93,7 +94,7 @@ bool TreeAlgo::progress() {
 }
 
 Status TreeAlgo::launch(Comm& comm, const schedule::TreeCodec& codec, const void* in, void* out, const char* what) {
-  Status st = run_.start(comm.tree(), comm.tree_class(), codec, in, out, what);
+  Status st = run_.start(comm.tree(), comm.tree_class(), comm.tag(), codec, in, out, what);
   if (!st) return st;
   if (run_.done()) finish(run_.status());
   return Status::ok();

@@ -35,9 +35,10 @@ class CombineEngine;
 class TreeRunner {
  public:
   // in: the codec's count elements (may be out); out: where the result goes.
-  // `what` prefixes failures ("allreduce tree"); a string literal.
-  Status start(CombineEngine* engine, uint8_t cls, const schedule::TreeCodec& codec, const void* in, void* out,
-               const char* what);
+  // `what` prefixes failures ("allreduce tree"); a string literal. tag: the
+  // communicator's operation number (CombineEngine::op_id names the passes).
+  Status start(CombineEngine* engine, uint8_t cls, uint32_t tag, const schedule::TreeCodec& codec, const void* in,
+               void* out, const char* what);
   bool progress();  // true if anything moved
   // Abandon the pass (timeout, link down, the communicator gave up): the
   // engine stops it now and no longer touches the buffers.
