@@ -181,6 +181,15 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   uint16_t context() const { return context_; }
   uint32_t tag() const { return tag_; }
   uint32_t advance_tag() { return ++tag_; }  // a fresh sequence number inside one operation
+  // Operations made of several library operations (an MPI collective in
+  // rounds, or one whose rounds depend on what arrived): begin_group() moves
+  // the tags to the next multiple of kTagGroup, so the group's operations
+  // take base+1, base+2, ... and the next group starts at the same tag on
+  // every member however many tags this one took here (one that failed
+  // early takes fewer). group_of(tag) is the base a tag belongs to.
+  static constexpr uint32_t kTagGroup = 1u << 16;
+  void begin_group() { tag_ = (tag_ / kTagGroup + 1) * kTagGroup; }
+  static constexpr uint32_t group_of(uint32_t tag) { return tag & ~(kTagGroup - 1); }
   // Test hook: the next operation takes tag `next` (wrapping tests start
   // the counter just below its wrap). Only between operations.
   void skip_tags(uint32_t next) { tag_ = next - 1; }

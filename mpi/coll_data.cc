@@ -54,9 +54,12 @@ int setup_data(MPI_Comm c, DKind kind, const void* send, int scount, MPI_Datatyp
                                span_of(recv, MPI_Count{rcount} * (recv_all ? c->size : 1), rtype)))
       return e;
     const uint64_t sb = static_cast<uint64_t>(scount * stype->size), rb = static_cast<uint64_t>(rcount * rtype->size);
-    if (sb != rb)
-      return raise(c, MPI_ERR_TRUNCATE, "this rank sends %llu bytes per block but receives %llu",
-                   static_cast<unsigned long long>(sb), static_cast<unsigned long long>(rb));
+    if (sb != rb) {
+      call.local = error(Code::kOutOfRange, "this rank sends %llu bytes per block but receives %llu",
+                         static_cast<unsigned long long>(sb), static_cast<unsigned long long>(rb));
+      call.chosen = &call.lib;
+      return MPI_SUCCESS;
+    }
   }
   LibStagedOp& l = call.lib;
   CollArgs& a = l.args;

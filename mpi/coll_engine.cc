@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "mpi/request.h"
 
@@ -33,7 +36,30 @@ void post_report_rr(MPI_Comm c) {
   c->report_posted = rt().msgr().post(&c->report_rr).is_ok();
 }
 
-// A report that arrived for the operation c is running fails it.
+// Reports for operations a communicator has not started yet (a member that
+// failed at once), applied when the operation starts: at most kEarlyReports
+// per communicator. Kept here, not in the communicator object, whose size
+// programs linked against the library depend on (MPI_COMM_WORLD).
+struct EarlyReport {
+  uint32_t group;  // the operation's tag group
+  int cls;         // MPI error class
+  int source;      // reporting rank
+  std::string why;
+};
+constexpr size_t kEarlyReports = 8;
+std::unordered_map<MPI_Comm, std::vector<EarlyReport>> g_early;
+
+// Fails c's running operation with a member's report on it.
+void fail_reported(MPI_Comm c, uint32_t group, int cls, int source, const std::string& why) {
+  c->reported_tag = group;
+  // The library status keeps MPI's class recognisable (class_of).
+  const Code code = cls == MPI_ERR_TRUNCATE ? Code::kOutOfRange : Code::kAborted;
+  c->coll->fail_op(error(code, "rank %d reported: %s", source, why.c_str()));
+}
+
+// A report that arrived for the operation c is running fails it; one for an
+// operation c has not started yet waits for it (apply_early_report); one for
+// an operation over here is dropped.
 bool take_report(MPI_Comm c) {
   if (!c->report_posted || !c->report_rr.done()) return false;
   const RecvReq& q = c->report_rr;
@@ -43,28 +69,49 @@ bool take_report(MPI_Comm c) {
     uint32_t tag;
     std::memcpy(&tag, c->report_in + 1, 4);
     const int cls = c->report_in[0];
-    if (c->coll->in_flight() && c->coll->tag() == tag) {
-      const MPI_Group g = c->group;
-      const std::string why(reinterpret_cast<const char*>(c->report_in) + 5, n - 5);
-      c->reported_tag = tag;
-      // The library status keeps MPI's class recognisable (class_of).
-      const Code code = cls == MPI_ERR_TRUNCATE ? Code::kOutOfRange : Code::kAborted;
-      c->coll->fail_op(error(code, "rank %d reported: %s", g->rank_of(q.source()), why.c_str()));
+    const int source = c->group->rank_of(q.source());
+    const std::string why(reinterpret_cast<const char*>(c->report_in) + 5, n - 5);
+    // Reports name the MPI operation (its tag group): this rank may be in
+    // another of its rounds than the reporter.
+    const uint32_t mine = Comm::group_of(c->coll->tag());
+    if (c->coll->in_flight() && mine == tag) {
+      fail_reported(c, tag, cls, source, why);
       failed = true;
+    } else if (static_cast<int32_t>(tag - mine) > 0) {
+      auto& v = g_early[c];
+      if (v.size() < kEarlyReports) v.push_back({tag, cls, source, why});
     }
   }
   post_report_rr(c);  // ready for the next report
   return failed;
 }
 
+// The operation just started: a report for it that came first fails it now
+// (and drops reports for operations already behind this one).
+void apply_early_report(MPI_Comm c) {
+  if (g_early.empty()) return;
+  auto it = g_early.find(c);
+  if (it == g_early.end()) return;
+  const uint32_t mine = Comm::group_of(c->coll->tag());
+  auto& v = it->second;
+  for (size_t i = 0; i < v.size();) {
+    const int32_t d = static_cast<int32_t>(v[i].group - mine);
+    if (d == 0 && c->coll->in_flight()) fail_reported(c, v[i].group, v[i].cls, v[i].source, v[i].why);
+    if (d <= 0) v.erase(v.begin() + static_cast<ptrdiff_t>(i));
+    else ++i;
+  }
+  if (v.empty()) g_early.erase(it);
+}
+
 // Our operation failed: tell every other member (unless a report from one
 // of them failed it here).
 void send_report(MPI_Comm c, const Status& st) {
   // Intercommunicators send none: their library ranks are not their MPI ranks.
-  if (!c->coll || c->inter || c->size <= 1 || c->coll->tag() == c->reported_tag) return;
+  if (!c->coll || c->inter || c->size <= 1) return;
+  const uint32_t tag = Comm::group_of(c->coll->tag());
+  if (tag == c->reported_tag) return;
   for (uint64_t h : c->report_sends) rt().msgr().cancel(h);  // an older report still leaving
   c->report_sends.clear();
-  const uint32_t tag = c->coll->tag();
   const std::string why = std::string(g_call) + ": " + st.message();
   c->report_out.assign(5 + std::min<size_t>(why.size(), sizeof c->report_in - 5), 0);
   c->report_out[0] = static_cast<uint8_t>(class_of(st));
@@ -148,6 +195,7 @@ void reports_arm(MPI_Comm c) {
 }
 
 void reports_disarm(MPI_Comm c) {
+  g_early.erase(c);
   if (c->report_posted) rt().msgr().withdraw(&c->report_rr);
   c->report_posted = false;
   // Reports still leaving would read freed memory: let them go.
@@ -162,11 +210,13 @@ bool engine_progress(MPI_Comm c) {
     if (!op->started) {
       if (c->coll->in_flight()) break;
       op->started = true;
+      c->coll->begin_group();
       moved = true;
       if (Status st = op->start(c); !st) {
         finish_op(c, op, st);
         continue;
       }
+      apply_early_report(c);
     }
     Status st;
     if (c->coll->in_flight() || !c->coll->test(&st)) break;
@@ -182,7 +232,10 @@ Status run_blocking(MPI_Comm c, CollOp& op) {
   if (!c->queue_head && !c->coll->in_flight()) {
     // Nothing queued: run it here, round by round.
     op.started = true;
+    c->coll->begin_group();
     Status st = op.start(c);
+    if (st) apply_early_report(c);
+    else send_report(c, st);  // as a queued operation's failed start does (finish_op)
     for (;;) {
       if (!st) return st;
       Status w = c->coll->loop().run_until(

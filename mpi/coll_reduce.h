@@ -25,7 +25,13 @@ struct CallOp : CollOp {
   LibStagedOp lib;
   PlanOp plan;
   CollOp* chosen = nullptr;
+  // An error only this rank can see in its arguments (its own send and
+  // receive sides disagree): the operation still takes its place in the
+  // communicator's sequence, fails when it starts, and the failure report
+  // tells the other members, which would otherwise wait for it.
+  Status local;
   Status start(MPI_Comm c) override {
+    if (!local) return local;
     chosen->name = name;
     return chosen->start(c);
   }

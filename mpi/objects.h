@@ -174,7 +174,7 @@ struct toroid_mpi_comm {
   std::vector<uint8_t> report_out;
   std::vector<uint64_t> report_sends;  // handles of our report's messages
   bool report_posted = false;
-  uint32_t reported_tag = 0;  // the operation a report already failed (not reported again)
+  uint32_t reported_tag = 1;  // the operation (tag group: a multiple of 65536, never 1) a report already failed
   // The partition rank of one of its ranks (intra: of its group; inter: of the remote group).
   uint32_t peer_world(int r) const { return (inter ? remote : group)->world[static_cast<size_t>(r)]; }
   int peer_size() const { return inter ? remote->size() : size; }

@@ -144,6 +144,41 @@ static void count_mismatch(void) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The same on MPI_COMM_WORLD, whose small reductions run on the combine
+   network (the tree algorithms, and the torus-tree's broadcast): after the
+   failed operations every rank goes on, and the world's next collectives
+   give the right results (MPICH's errors/coll tests do this). */
+static void world_count_mismatch(void) {
+  SECTION("5.2, 8.4 counts that differ on MPI_COMM_WORLD, then its collectives again");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  long in[3] = {mt_rank, 1, -mt_rank}, out[3] = {0, 0, 0};
+  int round;
+  for (round = 0; round < 3; ++round) {
+    /* The last rank sums one element less; then every rank but the root
+       expects one element more than the root sends. */
+    int rc = MPI_Allreduce(in, out, mt_rank == mt_size - 1 ? 2 : 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (mt_rank == mt_size - 1 && mt_size > 1)
+      CHECK_MSG(rc != MPI_SUCCESS, "round %d: MPI_Allreduce with a short count succeeded", round);
+    int buf[8] = {0};
+    rc = MPI_Bcast(buf, mt_rank == 0 ? 4 : 5, MPI_INT, 0, MPI_COMM_WORLD);
+    if (mt_rank != 0 && mt_size > 1) CHECK_MSG(rc != MPI_SUCCESS, "round %d: MPI_Bcast with differing counts succeeded", round);
+    /* Now with the same counts everywhere. */
+    CHECK_RC(MPI_Allreduce(in, out, 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_INT(out[0], (long)mt_size * (mt_size - 1) / 2);
+    CHECK_INT(out[1], mt_size);
+    CHECK_INT(out[2], -(long)mt_size * (mt_size - 1) / 2);
+    long mx = -1;
+    CHECK_RC(MPI_Allreduce(&in[0], &mx, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD));
+    CHECK_INT(mx, mt_size - 1);
+    int v[5] = {0, 0, 0, 0, 0};
+    if (mt_rank == 0) v[0] = v[4] = 7 + round;
+    CHECK_RC(MPI_Bcast(v, 5, MPI_INT, 0, MPI_COMM_WORLD));
+    CHECK_INT(v[0] + v[4], 2 * (7 + round));
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void info(void) {
   SECTION("9 info objects");
   MPI_Info i, j;
@@ -314,6 +349,7 @@ int main(int argc, char** argv) {
   memory();
   errors();
   count_mismatch();
+  world_count_mismatch();
   info();
   external();
   tool();
