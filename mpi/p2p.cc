@@ -75,10 +75,21 @@ int p2p_start_recv(MPI_Request r) {
 bool p2p_ready(MPI_Request r) {
   if (r->done) return true;
   if (r->kind == ReqKind::kRecv) return r->rr.done();
+  // A cancel asked of the receiver (p2p_cancel): done with its answer.
+  switch (msgr().cancel_result(r->handle)) {
+    case Messenger::CancelState::kPending:
+      return !msgr().status();
+    case Messenger::CancelState::kCancelled:
+      r->cancelled = true;
+      return true;
+    default:
+      break;
+  }
   return msgr().send_done(r->handle) || !msgr().status();
 }
 
 int p2p_complete(MPI_Request r) {
+  if (r->kind == ReqKind::kSend && r->handle) msgr().forget_cancel(r->handle);
   MPI_Status& s = r->status;
   s.MPI_ERROR = MPI_SUCCESS;
   s.toroid_cancelled = r->cancelled;
@@ -121,7 +132,10 @@ bool p2p_cancel(MPI_Request r) {
   if (r->kind == ReqKind::kRecv) {
     if (!msgr().unpost(&r->rr)) return false;  // a message is landing in it
   } else {
-    if (r->peer == MPI_PROC_NULL || !msgr().cancel_unsent(r->handle)) return false;
+    if (r->peer == MPI_PROC_NULL) return false;
+    // Some of it has left: the receiver drops it unless a receive took it,
+    // and the request completes with its answer (p2p_ready).
+    if (!msgr().cancel_unsent(r->handle)) return msgr().request_cancel(r->handle);
   }
   r->cancelled = true;
   r->done = true;

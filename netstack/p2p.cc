@@ -23,7 +23,7 @@ const CounterField kP2pCountersFields[] = {
     TOROID_COUNTER(P2pCounters, bad_segments), TOROID_COUNTER(P2pCounters, unexpected),
     TOROID_COUNTER(P2pCounters, spilled),      TOROID_COUNTER(P2pCounters, store_full),
     TOROID_COUNTER(P2pCounters, truncated),    TOROID_COUNTER(P2pCounters, aborted),
-    TOROID_COUNTER(P2pCounters, stale),
+    TOROID_COUNTER(P2pCounters, stale),        TOROID_COUNTER(P2pCounters, cancelled),
 };
 const int kP2pCountersFieldCount = sizeof(kP2pCountersFields) / sizeof(kP2pCountersFields[0]);
 
@@ -126,6 +126,14 @@ void Messenger::on_packet(uint16_t port, Packet* p) {
       take_sync_ack(rank, th->tag.get());
       p->free();
       return;
+    case MsgKind::kCancel:
+      take_cancel(rank, th->tag.get());
+      p->free();
+      return;
+    case MsgKind::kCancelReply:
+      take_cancel_reply(rank, th->tag.get(), mh->offset.get() != 0);
+      p->free();
+      return;
   }
   ++ctr_.bad_segments;
   p->free();
@@ -157,6 +165,10 @@ void Messenger::on_link_down(uint16_t port, const Status& why) {
 void Messenger::reset(const Status& why) {
   active_.clear();
   abort_due_.clear();
+  cancels_.clear();
+  cancel_due_.clear();
+  cancel_reply_due_.clear();
+  recent_.fill(RecentSend{});
   while (RecvReq* r = posted_head_) {
     unlink_posted(r);
     r->done_ = true;
@@ -206,6 +218,7 @@ bool Messenger::poll() {
     moved = true;
   }
   if (!ack_due_.empty()) moved |= send_acks();
+  if (!cancel_due_.empty() || !cancel_reply_due_.empty()) moved |= send_cancels();
   while (abort_due_.size() >= 2) {
     const size_t k = abort_due_.size() - 2;
     if (!send_abort(abort_due_[k], abort_due_[k + 1])) break;
@@ -229,6 +242,10 @@ bool Messenger::poll() {
                                active_.begin() + static_cast<ptrdiff_t>(keep));
       keep += active_.size() - i;
       break;
+    }
+    if (op.dropped) {  // cancelled at the receiver (p2p_cancel.cc): nothing more leaves
+      sent = true;
+      continue;
     }
     const uint64_t before = op.offset;
     const bool started = op.started;

@@ -44,11 +44,17 @@
 // takes it, and the send is done only once its data has left and that
 // acknowledgement arrived.
 //
+// Cancelling a message whose data has (partly) left (MPI_Cancel of a send):
+// the sender asks the receiver (kCancel, naming the message by its seq); the
+// receiver drops the message if no receive has taken it (held, spilled, or
+// not arrived yet: its segments will be stale) and answers (kCancelReply).
+//
 // Every field read from the wire is bounded before use (message size against
 // max_message, offset + length against the size in 64 bits, the sequence
 // against the window); bad segments are counted and dropped. A link going
 // down fails every pending send and posted receive with its status.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,6 +71,8 @@ enum class MsgKind : uint8_t {
   kCredit = 2,  // `offset` carries the segments consumed from the peer so far (cumulative)
   kAbort = 3,   // the sender dropped message `seq` part way: the receiver discards it
   kSyncAck = 4, // a receive took our synchronous message `seq` (in the torus header's tag)
+  kCancel = 5,  // drop our message `seq` (in the torus header's tag) unless a receive took it
+  kCancelReply = 6,  // the answer to kCancel for `seq`: offset 1 dropped, 0 a receive took it
 };
 constexpr uint8_t kMsgFlagSync = 1;  // flags: the sender waits for a kSyncAck
 struct __attribute__((packed)) MsgHeader {
@@ -92,6 +100,7 @@ struct P2pCounters {
   uint64_t truncated = 0;       // messages longer than their receive buffer
   uint64_t aborted = 0;         // messages the sender dropped part way
   uint64_t stale = 0;           // segments of messages already finished or discarded (dropped)
+  uint64_t cancelled = 0;       // messages dropped here at their sender's request (kCancel)
   uint64_t held_bytes = 0;      // bytes of unexpected messages held or spilled right now
   uint64_t peak_held_bytes = 0; // the most held_bytes ever (reset_peak() restarts it)
 };
@@ -229,6 +238,18 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   bool cancel_unsent(uint64_t handle);
   uint32_t sends_pending() const { return static_cast<uint32_t>(active_.size()); }
 
+  // ---- cancelling a message that has (partly) left (p2p_cancel.cc) ----
+  // Ask the receiver to drop send `handle`'s message unless a receive has
+  // taken it. False (nothing asked) when none of its data has left
+  // (cancel_unsent is the way then) or it finished too long ago to be known
+  // here (more than kRecentSends sends ago). cancel_result says the answer;
+  // forget_cancel drops the record once the caller has read it.
+  enum class CancelState : uint8_t { kNone, kPending, kCancelled, kNotCancelled };
+  static constexpr uint32_t kRecentSends = 256;
+  bool request_cancel(uint64_t handle);
+  CancelState cancel_result(uint64_t handle) const;
+  void forget_cancel(uint64_t handle);
+
   // ---- receiving (p2p_recv.cc) ----
   // Post r: it matches the earliest arrived message that fits, now or later.
   // An error for a bad request (no buffer for cap > 0, reducing unit 0).
@@ -282,6 +303,20 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
     bool started = false;  // first segment injected (seq assigned)
     bool sync = false;     // waits for the receiver's kSyncAck when sent
     bool acked = false;    // sync: the kSyncAck came while segments were still leaving
+    bool dropped = false;  // the receiver dropped it at our request: poll() forgets it
+  };
+  // A send whose data has all left, kept for a later cancel request.
+  struct RecentSend {
+    uint64_t handle = 0;  // 0: an empty slot
+    uint32_t dst = 0;
+    uint32_t seq = 0;
+  };
+  // A cancel request and its answer.
+  struct CancelAsk {
+    uint64_t handle;
+    uint32_t dst;
+    uint32_t seq;
+    CancelState state;
   };
   // A synchronous send whose data has left, waiting for its acknowledgement.
   struct SyncWait {
@@ -302,6 +337,10 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void ack_match(const InMsg* m);
   void take_sync_ack(uint32_t rank, uint32_t seq);
   bool send_acks();
+  // p2p_cancel.cc
+  void take_cancel(uint32_t src, uint32_t seq);
+  void take_cancel_reply(uint32_t rank, uint32_t seq, bool dropped);
+  bool send_cancels();
   Packet* make_segment(uint32_t rank, uint16_t context, uint32_t tag, uint32_t seq, wire::MsgKind kind);
   // p2p_recv.cc
   void take_data(uint32_t src, Packet* p);
@@ -364,6 +403,11 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   std::vector<uint32_t> abort_due_;            // (rank, seq) pairs of aborts not yet sent
   std::vector<uint32_t> ack_due_;              // (rank, seq) pairs of sync acks not yet sent
   std::vector<SyncWait> sync_wait_;            // synchronous sends waiting for their ack
+  std::array<RecentSend, kRecentSends> recent_{};  // the last sends whose data left (a ring)
+  uint32_t recent_next_ = 0;
+  std::vector<CancelAsk> cancels_;             // cancel requests of ours and their answers
+  std::vector<uint32_t> cancel_due_;           // (rank, seq) pairs of cancel requests not yet sent
+  std::vector<uint32_t> cancel_reply_due_;     // (rank, seq, dropped) triples of answers not yet sent
   RecvReq* posted_head_ = nullptr;             // posted, unmatched receives, in post order
   RecvReq* posted_tail_ = nullptr;
   RecvBucket any_source_;                      // posted receives from any source

@@ -15,6 +15,9 @@ using wire::MsgKind;
 // before the last segment of a long message has left.
 bool Messenger::sent_out(SendOp& op) {
   if (op.sync && !op.acked) sync_wait_.push_back(SyncWait{op.handle, op.dst, op.seq});
+  // Known for a while yet to a cancel request (p2p_cancel.cc).
+  recent_[recent_next_] = RecentSend{op.handle, op.dst, op.seq};
+  recent_next_ = (recent_next_ + 1) % kRecentSends;
   return true;
 }
 

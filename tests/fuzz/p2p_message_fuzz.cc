@@ -4,9 +4,10 @@
 // and message headers (kind, sequence number, tag, total, offset, payload
 // length) come from the fuzzer, mostly close to what a sender would send
 // (the next message number of a source, offsets on segment boundaries) so
-// that messages get reassembled, matched, held, spilled, gated, aborted and
-// credited; interleaved with posted, withdrawn and probed receives (copying
-// and reducing), sends of the node's own, and virtual time.
+// that messages get reassembled, matched, held, spilled, gated, aborted,
+// cancelled and credited; interleaved with posted, withdrawn and probed
+// receives (copying and reducing), sends of the node's own and requests to
+// cancel them, and virtual time.
 // Checked: a receive completes at most once, with its length within the
 // size the wire allows and its bytes written only inside its buffer
 // (AddressSanitizer), counters consistent, and no packet leaks.
@@ -86,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (rel == 1) ++next_seq[src];
           wire::MsgHeader mh;
           std::memset(&mh, 0, sizeof mh);
-          mh.kind = (op & 0x40) ? in.ConsumeIntegral<uint8_t>() : in.ConsumeIntegralInRange<uint8_t>(1, 3);
+          mh.kind = (op & 0x40) ? in.ConsumeIntegral<uint8_t>() : in.ConsumeIntegralInRange<uint8_t>(1, 6);
           mh.flags = 0;
           mh.tag.set(in.ConsumeIntegralInRange<uint32_t>(0, 3));
           const uint32_t total = (op & 0x20) ? in.ConsumeIntegral<uint32_t>() : in.ConsumeIntegralInRange<uint32_t>(0, 4 * seg);
@@ -162,6 +163,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                              send_data, len);
           if (h.is_ok()) handles.push_back(h.value());
           if (in.ConsumeBool() && !handles.empty()) msgr.cancel(handles.front());
+          // Ask a receiver to drop one of ours (MPI_Cancel of a sent send).
+          if (in.ConsumeBool() && !handles.empty()) (void)msgr.request_cancel(handles.back());
           break;
         }
         case 9:

@@ -354,6 +354,59 @@ static void cancel(void) {
   CHECK(!flag);
 }
 
+/* A send whose data has left is cancelled unless a receive took it (MPICH's
+   scancel tests rely on this for messages nobody receives). */
+static void cancel_send(void) {
+  SECTION("3.8.4 cancelling a send");
+  if (mt_size < 2) return;
+  const int sizes[3] = {4, 10000, 1 << 20};
+  char* buf = malloc((size_t)sizes[2]);
+  memset(buf, 7, (size_t)sizes[2]);
+  for (int k = 0; k < 3; ++k) {
+    int flag = -1, n = -1;
+    MPI_Status st;
+    if (mt_rank == 0) {
+      MPI_Request r;
+      CHECK_RC(MPI_Isend(buf, sizes[k], MPI_CHAR, 1, 500 + k, MPI_COMM_WORLD, &r));
+      CHECK_RC(MPI_Cancel(&r));
+      CHECK_RC(MPI_Wait(&r, &st));
+      MPI_Test_cancelled(&st, &flag);
+      CHECK_MSG(flag, "a %d-byte send nobody receives was not cancelled", sizes[k]);
+      /* A synchronous one too (it would wait for a receive forever). */
+      CHECK_RC(MPI_Issend(buf, sizes[k], MPI_CHAR, 1, 600 + k, MPI_COMM_WORLD, &r));
+      CHECK_RC(MPI_Cancel(&r));
+      CHECK_RC(MPI_Wait(&r, &st));
+      MPI_Test_cancelled(&st, &flag);
+      CHECK_MSG(flag, "a %d-byte synchronous send nobody receives was not cancelled", sizes[k]);
+      /* One the other rank receives: the cancel fails, the send completes. */
+      CHECK_RC(MPI_Isend(buf, sizes[k], MPI_CHAR, 1, 700 + k, MPI_COMM_WORLD, &r));
+      MPI_Barrier(MPI_COMM_WORLD);
+      CHECK_RC(MPI_Cancel(&r));
+      CHECK_RC(MPI_Wait(&r, &st));
+      MPI_Test_cancelled(&st, &flag);
+      CHECK_MSG(!flag, "a received %d-byte send was cancelled", sizes[k]);
+    } else if (mt_rank == 1) {
+      char* in = malloc((size_t)sizes[k]);
+      CHECK_RC(MPI_Recv(in, sizes[k], MPI_CHAR, 0, 700 + k, MPI_COMM_WORLD, &st));
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      CHECK_INT(n, sizes[k]);
+      MPI_Barrier(MPI_COMM_WORLD);
+      free(in);
+    } else {
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* The cancelled messages are nowhere to be received. */
+    if (mt_rank == 1) {
+      MPI_Iprobe(0, 500 + k, MPI_COMM_WORLD, &flag, &st);
+      CHECK_MSG(!flag, "a cancelled %d-byte message can still be received", sizes[k]);
+      MPI_Iprobe(0, 600 + k, MPI_COMM_WORLD, &flag, &st);
+      CHECK_MSG(!flag, "a cancelled %d-byte synchronous message can still be received", sizes[k]);
+    }
+  }
+  free(buf);
+}
+
 static void sendrecv(void) {
   SECTION("3.10 send-receive");
   const int next = (mt_rank + 1) % mt_size, prev = (mt_rank + mt_size - 1) % mt_size;
@@ -469,6 +522,7 @@ int main(int argc, char** argv) {
   any_takes_the_oldest();
   persistent();
   cancel();
+  cancel_send();
   sendrecv();
   large();
   truncation();

@@ -1,5 +1,6 @@
 // The messenger's matching as MPI uses it: synchronous sends done only once
-// a receive took them, cancelling a send none of whose data left, withdrawn
+// a receive took them, cancelling a send none of whose data left, and one
+// whose data left (the receiver drops it unless a receive took it), withdrawn
 // receives, probes that see the earliest matching message, wildcard
 // receives in each source's send order.
 #include <cstring>
@@ -123,6 +124,69 @@ TEST(P2pMatch, OnlyASendNoneOfWhoseDataLeftCanBeCancelled) {
   settle(*rig);
   MsgEnvelope env;
   CHECK_FALSE(msgr(*rig, 1).probe(kAnySource, kCtx, 0, true, &env));
+}
+
+// MPI_Cancel of a send whose data left: the receiver drops the message when
+// no receive took it (whole and waiting, part way in, or synchronous), not
+// when one did; later messages of the same sender still arrive in order.
+TEST(P2pMatch, ASentMessageIsDroppedAtTheReceiverUnlessAReceiveTookIt) {
+  LogCapture log;
+  auto rig = booted_rig("2x2x1");
+  CHECK_TRUE(rig != nullptr);
+  Messenger& tx = msgr(*rig, 0);
+  Messenger& rx = msgr(*rig, 3);
+  using CS = Messenger::CancelState;
+  auto answered = [&](uint64_t h) { return drive_until(*rig, [&] { return tx.cancel_result(h) != CS::kPending; }); };
+  MsgSendOptions sync;
+  sync.sync = true;
+  // Two small messages arrive whole with no receive; a synchronous one
+  // waits for its match; a 4 MiB one is part way in (the window).
+  std::vector<uint8_t> a(100, 1), b(100, 2), c(100, 3), big(4u << 20, 4);
+  auto ha = tx.send(at(*rig, 3), kCtx, 1, a.data(), a.size());
+  auto hb = tx.send(at(*rig, 3), kCtx, 2, b.data(), b.size());
+  auto hc = tx.send(at(*rig, 3), kCtx, 3, c.data(), c.size(), sync);
+  auto hbig = tx.send(at(*rig, 3), kCtx, 4, big.data(), big.size());
+  CHECK_TRUE(ha.is_ok() && hb.is_ok() && hc.is_ok() && hbig.is_ok());
+  settle(*rig);
+  CHECK_TRUE(tx.send_done(*hb));
+  CHECK_FALSE(tx.send_done(*hc));
+  CHECK_FALSE(tx.send_done(*hbig));
+  CHECK(tx.cancel_result(*hb) == CS::kNone);
+  for (uint64_t h : {*hb, *hc, *hbig}) {
+    CHECK_TRUE(tx.request_cancel(h));
+    CHECK(tx.cancel_result(h) == CS::kPending);
+    CHECK_TRUE(answered(h));
+    CHECK(tx.cancel_result(h) == CS::kCancelled);
+  }
+  UNSIGNED_LONGLONGS_EQUAL(3, rx.counters().cancelled);
+  // The synchronous and the part-way sends are over: nothing more of them leaves.
+  CHECK_TRUE(drive_until(*rig, [&] { return tx.send_done(*hc) && tx.send_done(*hbig); }));
+  settle(*rig);
+  // A message sent afterwards still arrives; any-tag receives take the first
+  // message and that one, nothing that was dropped.
+  std::vector<uint8_t> d(50, 5), got(big.size());
+  auto hd = tx.send(at(*rig, 3), kCtx, 5, d.data(), d.size());
+  CHECK_TRUE(hd.is_ok());
+  for (uint32_t want : {1u, 5u}) {
+    RecvReq r = recv_req(0, 0, true, got.data(), got.size());
+    CHECK_TRUE(rx.post(&r).is_ok());
+    CHECK_TRUE(drive_until(*rig, [&] { return r.done(); }));
+    CHECK_TRUE(r.status().is_ok());
+    UNSIGNED_LONGS_EQUAL(want, r.msg_tag());
+  }
+  settle(*rig);
+  MsgEnvelope env;
+  CHECK_FALSE(rx.probe(kAnySource, kCtx, 0, true, &env));
+  UNSIGNED_LONGLONGS_EQUAL(0, rx.counters().held_bytes);
+  // A message a receive took is not dropped: the send completed normally.
+  CHECK_TRUE(tx.request_cancel(*hd));
+  CHECK_TRUE(answered(*hd));
+  CHECK(tx.cancel_result(*hd) == CS::kNotCancelled);
+  UNSIGNED_LONGLONGS_EQUAL(3, rx.counters().cancelled);
+  tx.forget_cancel(*hd);
+  CHECK(tx.cancel_result(*hd) == CS::kNone);
+  // A handle nothing was sent with is not asked about.
+  CHECK_FALSE(tx.request_cancel(*hd + 1000));
 }
 
 TEST(P2pMatch, WildcardsMatchEachSourcesMessagesInSendOrderAndProbesSeeTheEarliest) {

@@ -33,7 +33,8 @@ local VCS = { [0] = "low", [1] = "high (dateline)", [2] = "adaptive", [3] = "pri
 local PACKET_TYPES = { [1] = "neighbour", [2] = "collective", [3] = "p2p", [4] = "control",
                        [5] = "tree", [6] = "barrier" }
 local COLL_ALGOS = { [1] = "torus-ring", [2] = "torus-tree", [3] = "torus-fixed-order", [4] = "line-multicast" }
-local MSG_KINDS = { [1] = "data", [2] = "credit", [3] = "abort", [4] = "sync-ack" }
+local MSG_KINDS = { [1] = "data", [2] = "credit", [3] = "abort", [4] = "sync-ack", [5] = "cancel",
+                    [6] = "cancel-reply" }
 local ALU_OPS = { [1] = "ADD", [2] = "MAX", [3] = "MIN", [4] = "AND", [5] = "OR", [6] = "XOR" }
 local ALU_TYPES = { [1] = "unsigned", [2] = "signed" }
 local BARRIER_MODES = { [0] = "AND (barrier)", [1] = "OR (interrupt)" }
@@ -343,7 +344,7 @@ local function dissect_payload_headers(tvb, pinfo, tree, off, len, ptype)
     if len < MSG_LEN then return bad(tree, "message segment shorter than its 16-byte header") end
     local t = tree:add(f.msg, tvb(off, MSG_LEN))
     local kind = tvb(off, 1):uint()
-    in_range(t:add(f["msg.kind"], tvb(off, 1)), kind, 1, 3, "message kind")
+    in_range(t:add(f["msg.kind"], tvb(off, 1)), kind, 1, 6, "message kind")
     t:add(f["msg.flags"], tvb(off + 1, 1)); t:add(f["msg.tag"], tvb(off + 4, 4))
     local total, offset = tvb(off + 8, 4):uint(), tvb(off + 12, 4):uint()
     local oi
@@ -361,7 +362,7 @@ local function dissect_payload_headers(tvb, pinfo, tree, off, len, ptype)
     end
     if rest > 0 then tree:add(f["msg.data"], tvb(off + MSG_LEN, rest)) end
     pinfo.cols.info:append(kind == 2 and string.format(" credit %d", offset)
-      or kind == 3 and " abort"
+      or kind >= 3 and kind <= 6 and (" " .. MSG_KINDS[kind])
       or string.format(" msg %d+%d/%d", offset, rest, total))
   elseif ptype == 5 then
     if len < TREE_LEN then return bad(tree, "tree packet shorter than its 16-byte header") end
