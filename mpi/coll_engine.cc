@@ -47,7 +47,11 @@ struct EarlyReport {
   std::string why;
 };
 constexpr size_t kEarlyReports = 8;
-std::unordered_map<MPI_Comm, std::vector<EarlyReport>> g_early;
+// Never destroyed: a communicator may be freed during the program's exit.
+std::unordered_map<MPI_Comm, std::vector<EarlyReport>>& early() {
+  static auto* m = new std::unordered_map<MPI_Comm, std::vector<EarlyReport>>();
+  return *m;
+}
 
 // Fails c's running operation with a member's report on it.
 void fail_reported(MPI_Comm c, uint32_t group, int cls, int source, const std::string& why) {
@@ -78,7 +82,7 @@ bool take_report(MPI_Comm c) {
       fail_reported(c, tag, cls, source, why);
       failed = true;
     } else if (static_cast<int32_t>(tag - mine) > 0) {
-      auto& v = g_early[c];
+      auto& v = early()[c];
       if (v.size() < kEarlyReports) v.push_back({tag, cls, source, why});
     }
   }
@@ -89,9 +93,10 @@ bool take_report(MPI_Comm c) {
 // The operation just started: a report for it that came first fails it now
 // (and drops reports for operations already behind this one).
 void apply_early_report(MPI_Comm c) {
-  if (g_early.empty()) return;
-  auto it = g_early.find(c);
-  if (it == g_early.end()) return;
+  auto& all = early();
+  if (all.empty()) return;
+  auto it = all.find(c);
+  if (it == all.end()) return;
   const uint32_t mine = Comm::group_of(c->coll->tag());
   auto& v = it->second;
   for (size_t i = 0; i < v.size();) {
@@ -100,7 +105,7 @@ void apply_early_report(MPI_Comm c) {
     if (d <= 0) v.erase(v.begin() + static_cast<ptrdiff_t>(i));
     else ++i;
   }
-  if (v.empty()) g_early.erase(it);
+  if (v.empty()) all.erase(it);
 }
 
 // Our operation failed: tell every other member (unless a report from one
@@ -195,7 +200,7 @@ void reports_arm(MPI_Comm c) {
 }
 
 void reports_disarm(MPI_Comm c) {
-  g_early.erase(c);
+  early().erase(c);
   if (c->report_posted) rt().msgr().withdraw(&c->report_rr);
   c->report_posted = false;
   // Reports still leaving would read freed memory: let them go.
