@@ -4,14 +4,12 @@
 // receives in post order, wildcards never taking the library's own tags),
 // contiguous data sent from and received into the user's buffer directly,
 // other layouts packed. Blocking calls drive the event loop until done,
-// bounded by TOROID_MPI_TIMEOUT.
+// bounded by TOROID_MPI_TIMEOUT. Probes and matched probes: p2p_probe.cc.
 #include <algorithm>
 #include <cstring>
 
 #include "mpi/datatype.h"
 #include "mpi/request.h"
-
-toroid_mpi_message toroid_mpi_message_no_proc;  // MPI_MESSAGE_NO_PROC: a matched probe of MPI_PROC_NULL
 
 namespace toroid::mpi {
 
@@ -371,175 +369,6 @@ TOROID_MPI_API(int, Sendrecv_replace, (void* buf, int count, MPI_Datatype dataty
   pack(buf, count, datatype, out.data());
   return PMPI_Sendrecv(out.data(), static_cast<int>(out.size()), MPI_BYTE, dest, sendtag, buf, count, datatype, source,
                        recvtag, comm, status);
-}
-
-// ---- probes ----
-
-namespace {
-
-int probe_once(int source, int tag, MPI_Comm comm, MsgEnvelope* env) {
-  const int32_t src = source == MPI_ANY_SOURCE ? kAnySource : static_cast<int32_t>(comm->peer_world(source));
-  return rt().msgr().probe(src, comm->p2p_ctx, tag == MPI_ANY_TAG ? 0 : static_cast<uint32_t>(tag), tag == MPI_ANY_TAG,
-                           env);
-}
-
-void probe_status(MPI_Comm comm, const MsgEnvelope& env, MPI_Status* status) {
-  if (status == MPI_STATUS_IGNORE) return;
-  status->MPI_SOURCE = (comm->inter ? comm->remote : comm->group)->rank_of(env.source);
-  status->MPI_TAG = static_cast<int>(env.tag);
-  status->toroid_cancelled = 0;
-  status->toroid_bytes = static_cast<MPI_Count>(env.length);
-}
-
-int check_probe(int source, int tag, MPI_Comm comm) {
-  if (int e = check_comm(comm)) return e;
-  if (int e = check_recv_rank(comm, source)) return e;
-  return check_recv_tag(comm, tag);
-}
-
-}  // namespace
-
-TOROID_MPI_API(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)) {
-  MPI_ENTER("MPI_Iprobe");
-  if (int e = check_probe(source, tag, comm)) return e;
-  if (!flag) return raise(comm, MPI_ERR_ARG, "flag is NULL");
-  if (source == MPI_PROC_NULL) {
-    *flag = 1;
-    proc_null_status(status);
-    return MPI_SUCCESS;
-  }
-  MsgEnvelope env;
-  *flag = probe_once(source, tag, comm, &env);
-  if (!*flag) {
-    rt().progress();
-    *flag = probe_once(source, tag, comm, &env);
-  }
-  if (*flag) probe_status(comm, env, status);
-  return MPI_SUCCESS;
-}
-
-TOROID_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status)) {
-  MPI_ENTER("MPI_Probe");
-  if (int e = check_probe(source, tag, comm)) return e;
-  if (source == MPI_PROC_NULL) {
-    proc_null_status(status);
-    return MPI_SUCCESS;
-  }
-  MsgEnvelope env;
-  Status st = rt().wait([&] { return probe_once(source, tag, comm, &env); }, "MPI_Probe: a matching message");
-  if (!st) return raise(comm, MPI_ERR_OTHER, "%s (source %d, tag %d)", st.message().c_str(), source, tag);
-  probe_status(comm, env, status);
-  return MPI_SUCCESS;
-}
-
-// Matched probes: the message found is taken at once by a receive into the
-// message object's buffer (so no other receive can match it), and handed
-// to MPI_Mrecv from there.
-namespace {
-
-int claim(MPI_Comm comm, const MsgEnvelope& env, MPI_Message* message, MPI_Status* status) {
-  auto* m = new toroid_mpi_message();
-  m->magic = kMagicMessage;
-  m->comm = comm;
-  m->data.resize(env.length);
-  m->rr.src = static_cast<int32_t>(env.source);
-  m->rr.context = comm->p2p_ctx;
-  m->rr.tag = env.tag;
-  m->rr.buf = m->data.data();
-  m->rr.cap = env.length;
-  if (Status st = rt().msgr().post(&m->rr); !st) {
-    delete m;
-    return raise_status(comm, st);
-  }
-  probe_status(comm, env, &m->status);
-  set_status(status, m->status);
-  *message = m;
-  return MPI_SUCCESS;
-}
-
-}  // namespace
-
-TOROID_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
-                              MPI_Status* status)) {
-  MPI_ENTER("MPI_Improbe");
-  if (int e = check_probe(source, tag, comm)) return e;
-  if (!flag || !message) return raise(comm, MPI_ERR_ARG, "flag or message is NULL");
-  if (source == MPI_PROC_NULL) {
-    *flag = 1;
-    *message = MPI_MESSAGE_NO_PROC;
-    proc_null_status(status);
-    return MPI_SUCCESS;
-  }
-  MsgEnvelope env;
-  *flag = probe_once(source, tag, comm, &env);
-  if (!*flag) {
-    rt().progress();
-    *flag = probe_once(source, tag, comm, &env);
-  }
-  if (!*flag) return MPI_SUCCESS;
-  return claim(comm, env, message, status);
-}
-
-TOROID_MPI_API(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status)) {
-  MPI_ENTER("MPI_Mprobe");
-  if (int e = check_probe(source, tag, comm)) return e;
-  if (!message) return raise(comm, MPI_ERR_ARG, "message is NULL");
-  if (source == MPI_PROC_NULL) {
-    *message = MPI_MESSAGE_NO_PROC;
-    proc_null_status(status);
-    return MPI_SUCCESS;
-  }
-  MsgEnvelope env;
-  Status st = rt().wait([&] { return probe_once(source, tag, comm, &env); }, "MPI_Mprobe: a matching message");
-  if (!st) return raise(comm, MPI_ERR_OTHER, "%s (source %d, tag %d)", st.message().c_str(), source, tag);
-  return claim(comm, env, message, status);
-}
-
-TOROID_MPI_API(int, Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) {
-  MPI_ENTER("MPI_Mrecv");
-  if (!message) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "message is NULL");
-  if (*message == MPI_MESSAGE_NO_PROC) {
-    proc_null_status(status);
-    *message = MPI_MESSAGE_NULL;
-    return MPI_SUCCESS;
-  }
-  MPI_Message m = *message;
-  if (!m || m->magic != kMagicMessage)
-    return raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "not a valid message handle (MPI_Mprobe gives one)");
-  if (int e = check_buf(m->comm, buf, count, datatype)) return e;
-  Status st = rt().wait([&] { return m->rr.done(); }, "MPI_Mrecv: the rest of the message");
-  if (!st) return raise(m->comm, MPI_ERR_OTHER, "%s", st.message().c_str());
-  const MPI_Count cap = static_cast<MPI_Count>(count) * datatype->size;
-  const MPI_Count got = std::min<MPI_Count>(cap, static_cast<MPI_Count>(m->data.size()));
-  unpack(m->data.data(), got, buf, count, datatype);
-  m->status.toroid_bytes = got;
-  int err = MPI_SUCCESS;
-  if (!m->rr.status()) err = raise_status(m->comm, m->rr.status());
-  else if (static_cast<MPI_Count>(m->data.size()) > cap)
-    err = raise(m->comm, MPI_ERR_TRUNCATE, "a message of %zu bytes does not fit the %lld-byte receive", m->data.size(),
-                static_cast<long long>(cap));
-  set_status(status, m->status);
-  m->magic = 0;
-  delete m;
-  *message = MPI_MESSAGE_NULL;
-  return err;
-}
-
-TOROID_MPI_API(int, Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request)) {
-  MPI_ENTER("MPI_Imrecv");
-  if (!request) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "request is NULL");
-  // The message's data is already taken by its receive: complete it now.
-  MPI_Comm comm = message && *message && *message != MPI_MESSAGE_NO_PROC && (*message)->magic == kMagicMessage
-                      ? (*message)->comm
-                      : MPI_COMM_WORLD;
-  MPI_Status st;
-  const int rc = PMPI_Mrecv(buf, count, datatype, message, &st);
-  MPI_Request r = request_new(ReqKind::kDone, comm);
-  r->status = st;
-  r->done = true;
-  r->error = rc;
-  *request = r;
-  return rc;
 }
 
 // ---- status queries ----
