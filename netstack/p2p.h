@@ -380,6 +380,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void unlink_posted(RecvReq* r);
   void link_posted(RecvReq* r, RecvBucket* b);
   void abort_msg(uint32_t src, uint32_t seq);
+  bool drop_msg(uint32_t src, uint32_t seq, bool keep_bound);
 
   NetStack& net_;
   MessengerConfig cfg_;

@@ -67,26 +67,7 @@ void Messenger::forget_cancel(uint64_t handle) {
 
 // The receiver: drop message seq of src unless a receive has taken it.
 void Messenger::take_cancel(uint32_t src, uint32_t seq) {
-  Peer& pr = peer(src);
-  bool dropped = false;
-  if (InMsg* m = find_msg(pr, seq)) {
-    if (!m->req) {  // held or spilled, waiting for a receive
-      discard_msg(m);
-      dropped = true;
-    }
-  } else {
-    const uint32_t d = seq - pr.contig;
-    if (d < 64 && !((pr.seen >> d) & 1)) {
-      // Not begun here: its segments will be stale, and the messages after
-      // it need not wait for it to be matched in order.
-      const uint32_t before = pr.contig;
-      mark_seen(pr, seq);
-      if (pr.contig != before) match_new(src, pr);
-      dropped = true;
-    }
-    // Otherwise a receive has taken it already (or it is older than the
-    // window, which a sender's request never names).
-  }
+  const bool dropped = drop_msg(src, seq, true);
   if (dropped) ++ctr_.cancelled;
   cancel_reply_due_.push_back(src);
   cancel_reply_due_.push_back(seq);

@@ -525,14 +525,27 @@ void Messenger::discard_msg(InMsg* m) {
 }
 
 void Messenger::abort_msg(uint32_t src, uint32_t seq) {
-  Peer& pr = peer(src);
   ++ctr_.aborted;
+  (void)drop_msg(src, seq, false);
+}
+
+// Message seq of src goes, whether it has begun to arrive (discarded) or
+// not (seen now: its segments will be stale, and the messages after it need
+// not wait for it to be matched in order). keep_bound: not one a receive
+// has taken. False when nothing was dropped (taken, or over already).
+bool Messenger::drop_msg(uint32_t src, uint32_t seq, bool keep_bound) {
+  Peer& pr = peer(src);
   if (InMsg* m = find_msg(pr, seq)) {
+    if (keep_bound && m->req) return false;
     discard_msg(m);
-    return;
+    return true;
   }
   const uint32_t d = seq - pr.contig;
-  if (d < 64) mark_seen(pr, seq);  // not begun here yet: its segments will be stale
+  if (d >= 64 || ((pr.seen >> d) & 1)) return false;
+  const uint32_t before = pr.contig;
+  mark_seen(pr, seq);
+  if (pr.contig != before) match_new(src, pr);
+  return true;
 }
 
 uint32_t Messenger::discard(uint16_t context, uint32_t lo, uint32_t hi) {
