@@ -174,10 +174,7 @@ void CombineEngine::drop_queued(ClassState& cs, Drop what) {
     // A child's packets are in operation order: the stale ones lead.
     while (cs.held_n[c] > 0) {
       Packet* p = cs.held[c][cs.held_head[c]];
-      if (what != Drop::kAll) {
-        const auto* th = reinterpret_cast<const wire::TorusHeader*>(p->data());
-        if (!cs.stale(th->tag.get())) break;
-      }
+      if (what != Drop::kAll && !cs.stale(op_of(p))) break;
       p->free();
       cs.held_head[c] = (cs.held_head[c] + 1) % ClassState::kHeldSlots;
       --cs.held_n[c];

@@ -21,8 +21,6 @@ TreeHeader* tree_header(Packet* p) { return reinterpret_cast<TreeHeader*>(p->dat
 const TreeHeader* tree_header(const Packet* p) {
   return reinterpret_cast<const TreeHeader*>(p->data() + sizeof(TorusHeader));
 }
-// The operation a packet belongs to: the torus header's tag.
-uint32_t op_of(const Packet* p) { return reinterpret_cast<const TorusHeader*>(p->data())->tag.get(); }
 }  // namespace
 
 bool CombineEngine::child_ready(const ClassState& cs, int c) {

@@ -86,6 +86,9 @@ struct CombineEngine::ClassState {
 
 inline const char* combine_type_name(AluType t) { return t == AluType::kSigned ? "signed" : "unsigned"; }
 
+// The operation a tree packet belongs to: the torus header's tag.
+inline uint32_t op_of(const Packet* p) { return reinterpret_cast<const wire::TorusHeader*>(p->data())->tag.get(); }
+
 // Signed distance a - b between sequence numbers (and operation ids).
 inline int32_t seq_diff(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b); }
 
