@@ -41,6 +41,7 @@ Comm::Comm(NetStack& net, Messenger& msgr, EventLoop& loop, const Logger& log, u
 
 Comm::~Comm() {
   if (active_ && cur_) cur_->abort();
+  if (agreeing_ && contexts_) contexts_->drop(&agree_walk_);  // its round's offer goes back
   for (auto& box : inbox_) {
     while (box.head) {
       Packet* p = box.head;

@@ -284,9 +284,8 @@ class Comm final : public PacketHandler, public LinkDownListener, public Poller 
   bool sub_ = false;       // registered itself with the loop, owns its context
   // Context agreement in progress (start_agree / agree_step).
   uint64_t agree_buf_[ContextTable::kRoundWords] = {};
-  uint32_t agree_window_ = 0;
+  ContextTable::Walk agree_walk_;
   uint32_t agree_rounds_ = 0;
-  bool agree_offered_ = false;
   bool agreeing_ = false;
   uint32_t tag_ = 0;
   bool active_ = false;

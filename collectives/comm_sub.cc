@@ -79,7 +79,7 @@ int64_t Comm::rank_of_world(const Coord& world) const {
 // ---- context agreement ----
 
 Status Comm::start_agree_round() {
-  contexts_->offer(agree_window_, agree_buf_, &agree_offered_);
+  contexts_->offer(&agree_walk_, agree_buf_);
   CollArgs a;
   a.kind = CollKind::kAllreduce;
   a.dtype = DType::kUint64;
@@ -89,7 +89,7 @@ Status Comm::start_agree_round() {
   ++agree_rounds_;
   Status st = start(a);
   if (!st) {
-    (void)contexts_->settle(agree_window_, agree_buf_, agree_offered_, nullptr);  // gives the offer back
+    contexts_->drop(&agree_walk_);  // gives the offer back
     agreeing_ = false;
   }
   return st;
@@ -97,7 +97,7 @@ Status Comm::start_agree_round() {
 
 Status Comm::start_agree() {
   if (agreeing_) return error(Code::kBusy, "context agreement: one is already in progress on this communicator");
-  agree_window_ = 0;
+  ContextTable::begin(&agree_walk_, context_);
   agree_rounds_ = 0;
   agreeing_ = true;
   return start_agree_round();
@@ -108,29 +108,27 @@ Status Comm::agree_step(uint16_t* context) {
   Status st;
   if (!test(&st)) return error(Code::kBusy, "context agreement: round %u still in flight", agree_rounds_);
   if (!st) {
-    std::fill(std::begin(agree_buf_), std::end(agree_buf_), 0);
-    (void)contexts_->settle(agree_window_, agree_buf_, agree_offered_, nullptr);
+    contexts_->drop(&agree_walk_);
     agreeing_ = false;
     return error(st.code(), "context agreement: %s", st.message().c_str());
   }
   uint16_t id = 0;
-  switch (contexts_->settle(agree_window_, agree_buf_, agree_offered_, &id)) {
+  switch (contexts_->settle(&agree_walk_, agree_buf_, &id)) {
     case ContextTable::Round::kPicked:
       agreeing_ = false;
       *context = id;
       return Status::ok();
     case ContextTable::Round::kNextWindow:
-      ++agree_window_;
       break;
     case ContextTable::Round::kRetry:
-      // A member's mask was taken by another agreement: start over, for as
-      // long as the deadline of one operation (each retry is an operation).
+      // Every window came up empty while a member's ids were offered to
+      // another agreement: walk again, for as long as the deadline of one
+      // operation (each round is an operation).
       if (agree_rounds_ > tuning::kContextAgreeRounds) {
         agreeing_ = false;
         return error(Code::kTimeout, "context agreement: %u rounds and a member still takes part in another",
                      agree_rounds_);
       }
-      agree_window_ = 0;
       break;
     case ContextTable::Round::kExhausted:
       agreeing_ = false;

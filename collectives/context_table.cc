@@ -22,29 +22,74 @@ void ContextTable::release(uint16_t id) {
   --used_count_;
 }
 
-void ContextTable::offer(uint32_t window, uint64_t* out, bool* offered) {
-  *offered = !busy_ && window < kWindows;
-  if (!*offered) {
-    std::memset(out, 0, kRoundWords * sizeof(uint64_t));
-    return;
-  }
-  busy_ = true;
-  for (uint32_t w = 0; w < kWindowWords; ++w) out[w] = ~used_[window * kWindowWords + w];
-  out[kWindowWords] = ~uint64_t{0};
+void ContextTable::begin(Walk* w, uint16_t key) {
+  *w = Walk{};
+  w->key = key;
+  start_walk(w);
 }
 
-ContextTable::Round ContextTable::settle(uint32_t window, const uint64_t* all, bool offered, uint16_t* id) {
-  if (offered) busy_ = false;
-  if (all[kWindowWords] != ~uint64_t{0}) return Round::kRetry;
-  for (uint32_t w = 0; w < kWindowWords; ++w) {
-    if (!all[w]) continue;
-    const auto found = static_cast<uint16_t>((window * kWindowWords + w) * 64 + __builtin_ctzll(all[w]));
-    // Free on every member, this one included: the reservation cannot fail.
-    if (!reserve(found)) return Round::kRetry;
+void ContextTable::start_walk(Walk* w) {
+  // The first walk from the key's own window; each later one from a window
+  // mixed from the key and the walk's number (the same on every member).
+  uint64_t x = (uint64_t{w->key} << 32 | w->walks) + 0x9e3779b97f4a7c15ull;  // splitmix64's finalizer
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  w->first = w->walks == 0 ? w->key % kWindows : static_cast<uint32_t>(x % kWindows);
+  w->steps = 0;
+  w->window = w->first;
+  w->withheld = false;
+}
+
+void ContextTable::offer(Walk* w, uint64_t* out) {
+  drop(w);  // a walk has one round in flight at most
+  bool withheld = false;
+  for (uint32_t i = 0; i < kWindowWords; ++i) {
+    const uint32_t k = w->window * kWindowWords + i;
+    withheld |= (~used_[k] & pending_[k]) != 0;
+    w->mine[i] = ~used_[k] & ~pending_[k];
+    pending_[k] |= w->mine[i];
+    pending_count_ += static_cast<uint32_t>(__builtin_popcountll(w->mine[i]));
+    out[i] = w->mine[i];
+  }
+  out[kWindowWords] = withheld ? 0 : ~uint64_t{0};
+  w->in_flight = true;
+}
+
+void ContextTable::drop(Walk* w) {
+  if (!w->in_flight) return;
+  for (uint32_t i = 0; i < kWindowWords; ++i) {
+    pending_[w->window * kWindowWords + i] &= ~w->mine[i];
+    pending_count_ -= static_cast<uint32_t>(__builtin_popcountll(w->mine[i]));
+    w->mine[i] = 0;
+  }
+  w->in_flight = false;
+}
+
+ContextTable::Round ContextTable::settle(Walk* w, const uint64_t* all, uint16_t* id) {
+  const bool mine_in = w->in_flight;
+  uint64_t mine[kWindowWords];
+  std::memcpy(mine, w->mine, sizeof mine);
+  drop(w);
+  for (uint32_t i = 0; i < kWindowWords; ++i) {
+    // Every member offered these, this one included: free here, and offered
+    // to no other round, so the reservation cannot fail.
+    const uint64_t common = all[i] & (mine_in ? mine[i] : 0);
+    if (!common) continue;
+    const auto found = static_cast<uint16_t>((w->window * kWindowWords + i) * 64 + __builtin_ctzll(common));
+    if (!reserve(found)) break;
     *id = found;
     return Round::kPicked;
   }
-  return window + 1 < kWindows ? Round::kNextWindow : Round::kExhausted;
+  if (all[kWindowWords] != ~uint64_t{0}) w->withheld = true;
+  if (++w->steps < kWindows) {
+    w->window = (w->first + w->steps) % kWindows;
+    return Round::kNextWindow;
+  }
+  if (!w->withheld) return Round::kExhausted;
+  ++w->walks;
+  start_walk(w);
+  return Round::kRetry;
 }
 
 }  // namespace toroid

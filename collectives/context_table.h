@@ -12,10 +12,18 @@
 // point-to-point messages and is not part of the id.
 //
 // One agreement round covers one window of kWindowIds ids plus a word that
-// is all ones when every member offered its mask. A node offers its mask to
-// one agreement at a time: a second agreement in flight on the same node
-// offers zeros, its round finds nothing and is repeated (retry), so two
-// agreements can never hand one node the same id.
+// is all ones when no member withheld an id of that window. Agreements may
+// run at once on a node (MPI_Comm_idup of several communicators, in any
+// order on each member): an id offered to one agreement's round in flight is
+// withheld from every other agreement's offers until that round settles, so
+// two agreements can never hand one node the same id, and neither waits for
+// the other. An agreement walks the windows in order from one picked by its
+// key (the id of the communicator it runs over), so agreements over
+// different communicators seldom meet in a window. When every window came
+// up empty and a member had withheld ids, the walk starts over (a retry)
+// from a window picked by the key and the number of walks, so two
+// agreements that met in every window of one walk (offers made in opposite
+// orders on two members) do not meet again in the next.
 #pragma once
 #include <cstdint>
 
@@ -30,7 +38,7 @@ class ContextTable {
   static constexpr uint16_t kFirstAgreed = 2;
   static constexpr uint32_t kWindowIds = 1024;
   static constexpr uint32_t kWindowWords = kWindowIds / 64;
-  static constexpr uint32_t kRoundWords = kWindowWords + 1;  // the window, then "every member offered"
+  static constexpr uint32_t kRoundWords = kWindowWords + 1;  // the window, then "nothing withheld"
   static constexpr uint32_t kWindows = kIds / kWindowIds;
   static_assert(kIds % kWindowIds == 0 && kWindowIds % 64 == 0);
 
@@ -40,24 +48,47 @@ class ContextTable {
   bool reserve(uint16_t id);
   void release(uint16_t id);
   uint32_t used() const { return used_count_; }
+  // Ids offered to rounds in flight here (withheld from other agreements).
+  uint32_t pending() const { return pending_count_; }
 
   enum class Round : uint8_t {
     kPicked,      // *id is agreed and reserved here
-    kNextWindow,  // every member offered, the window has no common free id: try the next
-    kRetry,       // a member offered nothing (another agreement in flight there): repeat
+    kNextWindow,  // the window has no id free on every member: try the next
+    kRetry,       // every window came up empty and a member withheld ids: walk again
     kExhausted,   // no window has an id free on every member
   };
-  // This node's offer for a round over `window`: its free ids there and the
-  // all-ones word, or all zeros while another of its agreements is in
-  // flight. *offered says which; pass it to settle().
-  void offer(uint32_t window, uint64_t* out, bool* offered);
+  // One agreement's state on this node. Every member walks the same windows:
+  // each step follows from the round's result, the same on all of them.
+  struct Walk {
+    uint16_t key = 0;
+    uint32_t walks = 0;   // walks done (retries)
+    uint32_t first = 0;   // this walk's first window
+    uint32_t steps = 0;   // windows done in this walk
+    uint32_t window = 0;  // the window of the next (or current) round
+    bool withheld = false;  // a member withheld ids in a window of this walk
+    bool in_flight = false;  // `mine` is offered to a round not settled yet
+    uint64_t mine[kWindowWords] = {};
+  };
+  // Starts an agreement over the communicator whose id is `key` (the same
+  // on every member).
+  static void begin(Walk* w, uint16_t key);
+  // This node's offer for the walk's round: its ids free there and offered
+  // to no other round in flight, then the all-ones word if it withheld none.
+  // The ids stay withheld from other agreements until settle() or drop().
+  void offer(Walk* w, uint64_t* out);
   // The round's result (the AND of every member's offer, the same on all).
-  Round settle(uint32_t window, const uint64_t* all, bool offered, uint16_t* id);
+  // kNextWindow and kRetry leave the walk at the next round's window.
+  Round settle(Walk* w, const uint64_t* all, uint16_t* id);
+  // A round that will never settle (the operation failed): its offer is
+  // given back.
+  void drop(Walk* w);
 
  private:
+  static void start_walk(Walk* w);
   uint64_t used_[kIds / 64] = {};
+  uint64_t pending_[kIds / 64] = {};
   uint32_t used_count_ = 0;
-  bool busy_ = false;  // this node's mask is offered to an agreement in flight
+  uint32_t pending_count_ = 0;
 };
 
 }  // namespace toroid

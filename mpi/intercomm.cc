@@ -51,45 +51,48 @@ Status agree_by_messages(const std::vector<uint32_t>& members, uint16_t ctx, uin
   ContextTable& table = rt().world().contexts();
   const uint32_t me = rt().rank();
   const uint32_t leader = *std::min_element(members.begin(), members.end());
-  for (uint32_t window = 0, rounds = 0;; ++rounds) {
+  ContextTable::Walk walk;
+  ContextTable::begin(&walk, static_cast<uint16_t>(ctx & 0x7fff));
+  for (uint32_t rounds = 0;; ++rounds) {
     if (rounds > tuning::kContextAgreeRounds)
       return error(Code::kTimeout, "context agreement: %u rounds and a member still takes part in another", rounds);
     uint64_t mask[ContextTable::kRoundWords];
-    bool offered = false;
-    table.offer(window, mask, &offered);
+    table.offer(&walk, mask);
     if (me == leader) {
       for (uint32_t w : members) {
         if (w == me) continue;
         uint64_t theirs[ContextTable::kRoundWords];
         if (Status st = internal_recv(w, ctx, tag, theirs, sizeof theirs); !st) {
-          (void)table.settle(window, mask, offered, nullptr);
+          table.drop(&walk);
           return st;
         }
         for (uint32_t i = 0; i < ContextTable::kRoundWords; ++i) mask[i] &= theirs[i];
       }
       for (uint32_t w : members)
         if (w != me)
-          if (Status st = internal_send(w, ctx, tag, mask, sizeof mask); !st) return st;
+          if (Status st = internal_send(w, ctx, tag, mask, sizeof mask); !st) {
+            table.drop(&walk);
+            return st;
+          }
     } else {
       uint64_t mine[ContextTable::kRoundWords];
       std::memcpy(mine, mask, sizeof mask);
-      if (Status st = internal_send(leader, ctx, tag, mine, sizeof mine); !st) return st;
+      if (Status st = internal_send(leader, ctx, tag, mine, sizeof mine); !st) {
+        table.drop(&walk);
+        return st;
+      }
       if (Status st = internal_recv(leader, ctx, tag, mask, sizeof mask); !st) {
-        std::memset(mask, 0, sizeof mask);
-        (void)table.settle(window, mask, offered, nullptr);
+        table.drop(&walk);
         return st;
       }
     }
     uint16_t id = 0;
-    switch (table.settle(window, mask, offered, &id)) {
+    switch (table.settle(&walk, mask, &id)) {
       case ContextTable::Round::kPicked:
         *agreed = id;
         return Status::ok();
       case ContextTable::Round::kNextWindow:
-        ++window;
-        break;
       case ContextTable::Round::kRetry:
-        window = 0;
         break;
       case ContextTable::Round::kExhausted:
         return error(Code::kOutOfRange, "context agreement: no context id is free on every member");

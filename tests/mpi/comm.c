@@ -201,6 +201,99 @@ static void constructors(void) {
   MPI_Group_free(&evens);
 }
 
+/* Works on c: an allreduce over it and a message around its ring. */
+static void works(MPI_Comm c, const char* what) {
+  int n = 0, r = 0, sum = 0;
+  MPI_Comm_size(c, &n);
+  MPI_Comm_rank(c, &r);
+  CHECK_RC(MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, c));
+  CHECK_MSG(sum == n * (n - 1) / 2, "%s: allreduce gave %d", what, sum);
+  int got = -1;
+  CHECK_RC(MPI_Sendrecv(&r, 1, MPI_INT, (r + 1) % n, 3, &got, 1, MPI_INT, (r + n - 1) % n, 3, c, MPI_STATUS_IGNORE));
+  CHECK_MSG(got == (r + n - 1) % n, "%s: got %d from the previous rank", what, got);
+}
+
+static void idups_at_once(void) {
+  SECTION("6.4.2 MPI_Comm_idup of several communicators at once, in any order");
+  /* Two communicators of the same members, duplicated in opposite orders
+   * on even and odd ranks: both agreements run at once on every node. */
+  MPI_Comm a, b, a2 = MPI_COMM_NULL, b2 = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &a);
+  MPI_Comm_dup(MPI_COMM_WORLD, &b);
+  MPI_Request rq[2];
+  if (mt_rank % 2 == 0) {
+    CHECK_RC(MPI_Comm_idup(a, &a2, &rq[0]));
+    CHECK_RC(MPI_Comm_idup(b, &b2, &rq[1]));
+  } else {
+    CHECK_RC(MPI_Comm_idup(b, &b2, &rq[1]));
+    CHECK_RC(MPI_Comm_idup(a, &a2, &rq[0]));
+  }
+  CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+  if (a2 != MPI_COMM_NULL && b2 != MPI_COMM_NULL) {
+    works(a2, "the idup of a");
+    works(b2, "the idup of b");
+    /* Distinct contexts: messages of one never match the other's receives. */
+    int x = 1, y = 2, gx = 0, gy = 0;
+    const int next = (mt_rank + 1) % mt_size, prev = (mt_rank + mt_size - 1) % mt_size;
+    MPI_Request q[4];
+    MPI_Irecv(&gx, 1, MPI_INT, prev, 9, a2, &q[0]);
+    MPI_Irecv(&gy, 1, MPI_INT, prev, 9, b2, &q[1]);
+    MPI_Isend(&y, 1, MPI_INT, next, 9, b2, &q[2]);
+    MPI_Isend(&x, 1, MPI_INT, next, 9, a2, &q[3]);
+    MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
+    CHECK(gx == 1 && gy == 2);
+    MPI_Comm_free(&a2);
+    MPI_Comm_free(&b2);
+  }
+  /* A ring of two-member communicators, each rank in two of them (its own
+   * and its left neighbour's), every one duplicated at once. */
+  if (mt_size > 2) {
+    MPI_Group w, pair;
+    MPI_Comm_group(MPI_COMM_WORLD, &w);
+    MPI_Comm mine = MPI_COMM_NULL, left = MPI_COMM_NULL, mine2 = MPI_COMM_NULL, left2 = MPI_COMM_NULL;
+    for (int i = 0; i < mt_size; ++i) {
+      int ranks[2] = {i, (i + 1) % mt_size};
+      if (mt_rank != ranks[0] && mt_rank != ranks[1]) continue;
+      MPI_Group_incl(w, 2, ranks, &pair);
+      CHECK_RC(MPI_Comm_create_group(MPI_COMM_WORLD, pair, i, mt_rank == i ? &mine : &left));
+      MPI_Group_free(&pair);
+    }
+    CHECK_RC(MPI_Comm_idup(mine, &mine2, &rq[0]));
+    CHECK_RC(MPI_Comm_idup(left, &left2, &rq[1]));
+    CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    if (mine2 != MPI_COMM_NULL && left2 != MPI_COMM_NULL) {
+      /* in the order of the pairs (blocking collectives on a ring of
+       * communicators taken in any other order would wait in a cycle) */
+      if (mt_rank == 0) works(mine2, "the idup of this rank's pair");
+      works(left2, "the idup of the left neighbour's pair");
+      if (mt_rank != 0) works(mine2, "the idup of this rank's pair");
+      MPI_Comm_free(&mine2);
+      MPI_Comm_free(&left2);
+    }
+    MPI_Comm_free(&mine);
+    MPI_Comm_free(&left);
+    MPI_Group_free(&w);
+  }
+  /* An idup in flight on odd ranks while every rank makes a communicator
+   * with MPI_Comm_create_group (blocking); even ranks start the idup after. */
+  MPI_Group all;
+  MPI_Comm_group(MPI_COMM_WORLD, &all);
+  MPI_Comm g = MPI_COMM_NULL, d = MPI_COMM_NULL;
+  if (mt_rank % 2) CHECK_RC(MPI_Comm_idup(MPI_COMM_WORLD, &d, &rq[0]));
+  CHECK_RC(MPI_Comm_create_group(MPI_COMM_WORLD, all, 0, &g));
+  if (mt_rank % 2 == 0) CHECK_RC(MPI_Comm_idup(MPI_COMM_WORLD, &d, &rq[0]));
+  CHECK_RC(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+  if (g != MPI_COMM_NULL && d != MPI_COMM_NULL) {
+    works(g, "the group's communicator");
+    works(d, "the idup of MPI_COMM_WORLD");
+    MPI_Comm_free(&g);
+    MPI_Comm_free(&d);
+  }
+  MPI_Group_free(&all);
+  MPI_Comm_free(&a);
+  MPI_Comm_free(&b);
+}
+
 static void many(int count) {
   SECTION("6.4 contexts: many communicators made and freed");
   /* At most 64 alive at once; every live one keeps working. */
@@ -425,6 +518,7 @@ int main(int argc, char** argv) {
   attributes();
   names();
   free_with_pending();
+  idups_at_once();
   many(count);
   return mt_finish("comm");
 }

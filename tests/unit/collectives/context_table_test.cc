@@ -2,8 +2,8 @@
 // tables, communicators of overlapping memberships made and freed at
 // random, each agreement the AND of its members' offers. No node ever holds
 // one id for two live communicators, every member of a communicator holds
-// the same id, and an agreement that meets another in flight on a shared
-// node retries instead of colliding.
+// the same id, and agreements in flight at once on a shared node neither
+// collide nor wait for each other.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -19,36 +19,49 @@ using namespace toroid;
 
 namespace {
 
-// One agreement among `members`, rounds until it settles; offers of the
-// members listed in `busy_elsewhere` are first taken by an agreement in
-// flight there (their round finds nothing, then the round repeats).
-uint16_t agree(std::vector<ContextTable>& nodes, const std::vector<uint32_t>& members, uint32_t* rounds) {
-  for (uint32_t window = 0;;) {
+// Offers of every member of one agreement's round, ANDed.
+void offer_all(std::vector<ContextTable>& nodes, const std::vector<uint32_t>& members,
+               std::vector<ContextTable::Walk>& walks, uint64_t* all) {
+  std::fill(all, all + ContextTable::kRoundWords, ~uint64_t{0});
+  for (size_t i = 0; i < members.size(); ++i) {
+    uint64_t mine[ContextTable::kRoundWords];
+    nodes[members[i]].offer(&walks[i], mine);
+    for (uint32_t w = 0; w < ContextTable::kRoundWords; ++w) all[w] &= mine[w];
+  }
+}
+
+// Every member settles the round; they must read the same result.
+ContextTable::Round settle_all(std::vector<ContextTable>& nodes, const std::vector<uint32_t>& members,
+                               std::vector<ContextTable::Walk>& walks, const uint64_t* all, uint16_t* id) {
+  ContextTable::Round r = ContextTable::Round::kRetry;
+  for (size_t i = 0; i < members.size(); ++i) {
+    uint16_t got = 0;
+    const ContextTable::Round ri = nodes[members[i]].settle(&walks[i], all, &got);
+    if (i == 0) {
+      r = ri;
+      *id = got;
+    }
+    CHECK_TRUE(ri == r);  // every member reads the same result
+    if (r == ContextTable::Round::kPicked) UNSIGNED_LONGS_EQUAL(*id, got);
+    UNSIGNED_LONGS_EQUAL(walks[0].window, walks[i].window);  // and walks on in step
+  }
+  return r;
+}
+
+// One agreement among `members` over a communicator of id `key`, rounds
+// until it settles; 0 when exhausted.
+uint16_t agree(std::vector<ContextTable>& nodes, const std::vector<uint32_t>& members, uint32_t* rounds,
+               uint16_t key = 0) {
+  std::vector<ContextTable::Walk> walks(members.size());
+  for (auto& w : walks) ContextTable::begin(&w, key);
+  for (;;) {
     uint64_t all[ContextTable::kRoundWords];
-    std::fill(std::begin(all), std::end(all), ~uint64_t{0});
-    std::vector<bool> offered(members.size());
-    for (size_t i = 0; i < members.size(); ++i) {
-      uint64_t mine[ContextTable::kRoundWords];
-      bool o = false;
-      nodes[members[i]].offer(window, mine, &o);
-      offered[i] = o;
-      for (uint32_t w = 0; w < ContextTable::kRoundWords; ++w) all[w] &= mine[w];
-    }
+    offer_all(nodes, members, walks, all);
     ++*rounds;
-    uint16_t id = 0, first = 0;
-    ContextTable::Round r = ContextTable::Round::kRetry;
-    for (size_t i = 0; i < members.size(); ++i) {
-      const ContextTable::Round ri = nodes[members[i]].settle(window, all, offered[i], &id);
-      if (i == 0) {
-        r = ri;
-        first = id;
-      }
-      CHECK_TRUE(ri == r);  // every member reads the same result
-      if (r == ContextTable::Round::kPicked) UNSIGNED_LONGS_EQUAL(first, id);
-    }
-    if (r == ContextTable::Round::kPicked) return first;
+    uint16_t id = 0;
+    const ContextTable::Round r = settle_all(nodes, members, walks, all, &id);
+    if (r == ContextTable::Round::kPicked) return id;
     if (r == ContextTable::Round::kExhausted) return 0;
-    window = r == ContextTable::Round::kNextWindow ? window + 1 : 0;
   }
 }
 
@@ -87,7 +100,7 @@ TEST(ContextTable, HundredThousandCommunicatorsOfOverlappingMembersNeverShareAnI
       const uint64_t mask = rng.next() % ((1u << kNodes) - 1) + 1;
       for (uint32_t n = 0; n < kNodes; ++n)
         if (mask >> n & 1) members.push_back(n);
-      const uint16_t id = agree(nodes, members, &rounds);
+      const uint16_t id = agree(nodes, members, &rounds, static_cast<uint16_t>(rng.next() % ContextTable::kIds));
       CHECK_TRUE(id >= ContextTable::kFirstAgreed);
       for (uint32_t n : members) {
         CHECK_TRUE_TEXT(held[n][id] == 0, "a node holds one id for two live communicators");
@@ -110,38 +123,86 @@ TEST(ContextTable, HundredThousandCommunicatorsOfOverlappingMembersNeverShareAnI
   CHECK_TRUE(rounds >= made);
 }
 
-TEST(ContextTable, AnAgreementMeetingAnotherInFlightRetriesInsteadOfColliding) {
+TEST(ContextTable, AnAgreementMeetingAnotherInFlightTakesOtherIdsWithoutWaiting) {
   std::vector<ContextTable> nodes(3);
-  // Agreement A over {0, 1} has offered (node 1's mask is taken) but not
-  // settled; agreement B over {1, 2} runs meanwhile.
-  uint64_t a0[ContextTable::kRoundWords], a1[ContextTable::kRoundWords];
-  bool o0 = false, o1 = false;
-  nodes[0].offer(0, a0, &o0);
-  nodes[1].offer(0, a1, &o1);
-  CHECK_TRUE(o0 && o1);
-  uint64_t b1[ContextTable::kRoundWords], b2[ContextTable::kRoundWords];
-  bool p1 = true, p2 = false;
-  nodes[1].offer(0, b1, &p1);
-  nodes[2].offer(0, b2, &p2);
-  CHECK_FALSE(p1);  // node 1 offers nothing to B
-  uint64_t b[ContextTable::kRoundWords];
-  for (uint32_t w = 0; w < ContextTable::kRoundWords; ++w) b[w] = b1[w] & b2[w];
-  uint16_t id = 0;
-  CHECK_TRUE(nodes[1].settle(0, b, p1, &id) == ContextTable::Round::kRetry);
-  CHECK_TRUE(nodes[2].settle(0, b, p2, &id) == ContextTable::Round::kRetry);
-  // A settles and takes the lowest id on both of its members.
-  uint64_t a[ContextTable::kRoundWords];
-  for (uint32_t w = 0; w < ContextTable::kRoundWords; ++w) a[w] = a0[w] & a1[w];
-  uint16_t ida = 0, ida1 = 0;
-  CHECK_TRUE(nodes[0].settle(0, a, o0, &ida) == ContextTable::Round::kPicked);
-  CHECK_TRUE(nodes[1].settle(0, a, o1, &ida1) == ContextTable::Round::kPicked);
-  UNSIGNED_LONGS_EQUAL(ContextTable::kFirstAgreed, ida);
-  UNSIGNED_LONGS_EQUAL(ida, ida1);
-  // B's retry now finds node 1's id taken: it gets the next one.
-  uint32_t rounds = 0;
-  const uint16_t idb = agree(nodes, {1, 2}, &rounds);
-  CHECK_TRUE(idb != ida);
-  UNSIGNED_LONGS_EQUAL(1, rounds);
+  // Agreement A over {0, 1} has offered but not settled; agreement B over
+  // {1, 2}, of the same key (so the same first window), runs meanwhile.
+  const std::vector<uint32_t> am{0, 1}, bm{1, 2};
+  std::vector<ContextTable::Walk> aw(2), bw(2);
+  for (auto& w : aw) ContextTable::begin(&w, 7);
+  for (auto& w : bw) ContextTable::begin(&w, 7);
+  uint64_t a[ContextTable::kRoundWords], b[ContextTable::kRoundWords];
+  offer_all(nodes, am, aw, a);
+  CHECK_TRUE(nodes[1].pending() > 1000);  // node 1's free ids of the window are A's for now
+  offer_all(nodes, bm, bw, b);
+  UNSIGNED_LONGS_EQUAL(0, b[ContextTable::kWindowWords]);  // node 1 withheld them from B
+  uint16_t idb = 0;
+  CHECK_TRUE(settle_all(nodes, bm, bw, b, &idb) == ContextTable::Round::kNextWindow);
+  // B's next window is not A's: B settles before A does.
+  offer_all(nodes, bm, bw, b);
+  CHECK_TRUE(settle_all(nodes, bm, bw, b, &idb) == ContextTable::Round::kPicked);
+  UNSIGNED_LONGS_EQUAL(8 * ContextTable::kWindowIds, idb);  // the first id of window 8
+  uint16_t ida = 0;
+  CHECK_TRUE(settle_all(nodes, am, aw, a, &ida) == ContextTable::Round::kPicked);
+  UNSIGNED_LONGS_EQUAL(7 * ContextTable::kWindowIds, ida);
+  UNSIGNED_LONGS_EQUAL(0, nodes[1].pending());  // nothing left withheld
+  CHECK_TRUE(nodes[1].in_use(ida) && nodes[1].in_use(idb));
+}
+
+// Two communicators of the same two nodes each start an agreement, in
+// opposite orders on the two (MPI_Comm_idup of both, as MPICH's
+// comm_idup_overlap does), and their rounds run in lockstep: every round,
+// each node offers first to the agreement it started first. Both settle,
+// on different ids, and a failed round gives its offer back.
+TEST(ContextTable, AgreementsStartedInOppositeOrdersBothSettle) {
+  for (const auto& keys : std::vector<std::pair<uint16_t, uint16_t>>{{5, 6}, {5, 5 + ContextTable::kWindows}}) {
+    std::vector<ContextTable> nodes(2);
+    const std::vector<uint32_t> m{0, 1};
+    std::vector<ContextTable::Walk> aw(2), bw(2);
+    for (auto& w : aw) ContextTable::begin(&w, keys.first);
+    for (auto& w : bw) ContextTable::begin(&w, keys.second);
+    uint16_t ida = 0, idb = 0;
+    bool a_done = false, b_done = false;
+    uint32_t rounds = 0;
+    while ((!a_done || !b_done) && rounds < 1000) {
+      ++rounds;
+      uint64_t a0[ContextTable::kRoundWords] = {}, a1[ContextTable::kRoundWords] = {};
+      uint64_t b0[ContextTable::kRoundWords] = {}, b1[ContextTable::kRoundWords] = {};
+      // Node 0 offers to A first, node 1 to B first.
+      if (!a_done) nodes[0].offer(&aw[0], a0);
+      if (!b_done) nodes[1].offer(&bw[1], b1);
+      if (!b_done) nodes[0].offer(&bw[0], b0);
+      if (!a_done) nodes[1].offer(&aw[1], a1);
+      if (!a_done) {
+        uint64_t all[ContextTable::kRoundWords];
+        for (uint32_t w = 0; w < ContextTable::kRoundWords; ++w) all[w] = a0[w] & a1[w];
+        a_done = settle_all(nodes, m, aw, all, &ida) == ContextTable::Round::kPicked;
+      }
+      if (!b_done) {
+        uint64_t all[ContextTable::kRoundWords];
+        for (uint32_t w = 0; w < ContextTable::kRoundWords; ++w) all[w] = b0[w] & b1[w];
+        b_done = settle_all(nodes, m, bw, all, &idb) == ContextTable::Round::kPicked;
+      }
+    }
+    CHECK_TRUE(a_done && b_done);
+    CHECK_TRUE(ida != idb);
+    // Different first windows: one round each. The same first window (keys
+    // equal modulo the windows): they meet in every window of the first
+    // walk, then walk apart.
+    if (keys.second == 6) UNSIGNED_LONGS_EQUAL(1, rounds);
+    else CHECK_TRUE(rounds > ContextTable::kWindows && rounds < 4 * ContextTable::kWindows);
+    UNSIGNED_LONGS_EQUAL(0, nodes[0].pending());
+    UNSIGNED_LONGS_EQUAL(0, nodes[1].pending());
+  }
+  // An offer whose round never settles is dropped.
+  ContextTable t;
+  ContextTable::Walk w;
+  ContextTable::begin(&w, 3);
+  uint64_t out[ContextTable::kRoundWords];
+  t.offer(&w, out);
+  CHECK_TRUE(t.pending() > 0);
+  t.drop(&w);
+  UNSIGNED_LONGS_EQUAL(0, t.pending());
 }
 
 TEST(ContextTable, EveryIdInUseIsExhaustion) {
