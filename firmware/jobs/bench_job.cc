@@ -202,6 +202,7 @@ void BenchJob::begin_entry() {
     e.warmup = std::max(e.warmup, static_cast<uint32_t>(std::min<uint64_t>(need, kMaxWarmup)));
   }
   rep_ = 0;
+  whole_rep_ = false;
   e.rep_ns.clear();
   e.rep_ns.reserve(e.reps);
   entry_start_ = ctx_.loop.now();
@@ -218,7 +219,8 @@ void BenchJob::start_align() {
 void BenchJob::start_rep() {
   Entry& e = plan_[next_];
   phase_ = Phase::kOp;
-  data_.poison();
+  if (whole_rep_) data_.poison_whole();
+  else data_.poison();
   t0_ = ctx_.loop.clock().now_ns();  // timing: a fresh read, not the round's
   Status st = ctx_.comm.start(args_, e.want);
   if (st) return;
@@ -261,7 +263,7 @@ bool BenchJob::poll() {
         return true;
       }
       Entry& e = plan_[next_];
-      if (rep_ >= e.warmup) e.rep_ns.push_back(t);
+      if (rep_ >= e.warmup && !whole_rep_) e.rep_ns.push_back(t);
       moved_ += e.bytes;
       ++rep_;
       // The operation is done here, but frames of it may still wait in
@@ -293,13 +295,26 @@ void BenchJob::end_rep() {
   // The selector's entries carry the name of what actually ran (an
   // environment override, TOROID_ALGO_<KIND>, can change the pick).
   if (rep_ == 1 && e.want.empty()) e.algo = base_name(ctx_.comm.algo());
+  if (whole_rep_) {
+    // The untimed repetition after the timed ones: its whole output.
+    whole_rep_ = false;
+    if (Status st = data_.check_whole(); !st) {
+      fail(error(Code::kInternal, "the repetition checked whole, after the timed ones: %s", st.message().c_str()));
+      return;
+    }
+    end_entry();
+    return;
+  }
   if (Status st = data_.check(); !st) {
     fail(error(Code::kInternal, "repetition %u: %s", rep_, st.message().c_str()));
     return;
   }
   if (rep_ >= e.warmup + e.reps) {
-    end_entry();
-    return;
+    if (e.kind == CollKind::kBarrier) {
+      end_entry();
+      return;
+    }
+    whole_rep_ = true;
   }
   // The next repetition starts after a barrier, so every node starts it
   // within about one barrier's skew of the others. A barrier is its own

@@ -164,6 +164,7 @@ class BenchJob final : public Job {
   uint64_t moved_ = 0;  // bytes per node the sweep's repetitions moved so far (warm-up and timed)
   Phase phase_ = Phase::kIdle;
   uint32_t rep_ = 0;  // repetitions done of the current entry, warm-up included
+  bool whole_rep_ = false;  // the untimed repetition after the timed ones, checked whole
   uint64_t t0_ = 0;
   uint64_t drain_until_ = 0;
   uint64_t start_ns_ = 0;

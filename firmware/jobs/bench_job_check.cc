@@ -85,24 +85,25 @@ void BenchCheck::prepare(CollKind kind, DType t, ROp op, Repro r, uint64_t count
     case CollKind::kScatter:
     case CollKind::kBarrier: break;
   }
+  seed_ = seed;
   want_.resize(pos_.size() * esize_);
   bound_.assign(pos_.size(), 0.0);
-  for (size_t k = 0; k < pos_.size(); ++k) {
-    const uint64_t p = pos_[k];
-    uint8_t* w = want_.data() + k * esize_;
-    switch (kind) {
-      case CollKind::kAllreduce:
-      case CollKind::kReduce: colldata::reduce_reference(src, t_, op_, N, p, w, &bound_[k]); break;
-      case CollKind::kReduceScatter:
-        colldata::reduce_reference(src, t_, op_, N, uint64_t{rank} * n + p, w, &bound_[k]);
-        break;
-      case CollKind::kBcast: src.get(0, p, w); break;
-      case CollKind::kAllgather: src.get(p / n, p % n, w); break;
-      case CollKind::kAlltoall: src.get(p / n, uint64_t{rank} * n + p % n, w); break;
-      default: break;
-    }
-    if (r == Repro::kExact) bound_[k] = 0;
+  for (size_t k = 0; k < pos_.size(); ++k) expected(src, pos_[k], want_.data() + k * esize_, &bound_[k]);
+}
+
+void BenchCheck::expected(const colldata::Source& src, uint64_t p, uint8_t* w, double* bound) const {
+  const uint64_t n = count_, N = size_;
+  *bound = 0;
+  switch (kind_) {
+    case CollKind::kAllreduce:
+    case CollKind::kReduce: colldata::reduce_reference(src, t_, op_, N, p, w, bound); break;
+    case CollKind::kReduceScatter: colldata::reduce_reference(src, t_, op_, N, uint64_t{rank_} * n + p, w, bound); break;
+    case CollKind::kBcast: src.get(0, p, w); break;
+    case CollKind::kAllgather: src.get(p / n, p % n, w); break;
+    case CollKind::kAlltoall: src.get(p / n, uint64_t{rank_} * n + p % n, w); break;
+    default: break;
   }
+  if (repro_ == Repro::kExact) *bound = 0;
 }
 
 CollArgs BenchCheck::args() {
@@ -127,19 +128,55 @@ void BenchCheck::poison() {
   }
 }
 
-Status BenchCheck::check() const {
+Status BenchCheck::compare(uint64_t p, const uint8_t* w, double bound) const {
+  const uint8_t* got = recv_.data() + p * esize_;
+  bool ok = colldata::close_enough(t_, got, w, bound);
+  if (ok && rop_is_loc(op_)) ok = std::memcmp(got + dtype_size(t_), w + dtype_size(t_), 4) == 0;
+  if (ok) return Status::ok();
   const bool blocks = kind_ == CollKind::kAllgather || kind_ == CollKind::kAlltoall;
-  for (size_t k = 0; k < pos_.size(); ++k) {
-    const uint8_t* got = recv_.data() + pos_[k] * esize_;
-    const uint8_t* w = want_.data() + k * esize_;
-    bool ok = colldata::close_enough(t_, got, w, bound_[k]);
-    if (ok && rop_is_loc(op_)) ok = std::memcmp(got + dtype_size(t_), w + dtype_size(t_), 4) == 0;
-    if (ok) continue;
-    std::string where;
-    if (blocks && count_ > 0) where = " (block of rank " + std::to_string(pos_[k] / count_) + ")";
-    return error(Code::kInternal, "element %llu%s is %s, expected %s%s", static_cast<unsigned long long>(pos_[k]),
-                 where.c_str(), colldata::format_element(t_, op_, got).c_str(),
-                 colldata::format_element(t_, op_, w).c_str(), bound_[k] > 0 ? " (within the error bound)" : "");
+  std::string where;
+  if (blocks && count_ > 0) where = " (block of rank " + std::to_string(p / count_) + ")";
+  return error(Code::kInternal, "element %llu%s is %s, expected %s%s", static_cast<unsigned long long>(p),
+               where.c_str(), colldata::format_element(t_, op_, got).c_str(),
+               colldata::format_element(t_, op_, w).c_str(), bound > 0 ? " (within the error bound)" : "");
+}
+
+Status BenchCheck::check() const {
+  for (size_t k = 0; k < pos_.size(); ++k)
+    if (Status st = compare(pos_[k], want_.data() + k * esize_, bound_[k]); !st) return st;
+  return Status::ok();
+}
+
+// (Elements of the data source are at most 16 bytes: a value and a rank.)
+uint64_t BenchCheck::whole_elements() const {
+  return pos_.empty() || esize_ == 0 || esize_ > 64 ? 0 : recv_.size() / esize_;
+}
+
+void BenchCheck::poison_whole() {
+  if (!poison_ok_) return;
+  if (dtype_is_float(t_)) {
+    // All ones is a NaN, which no expected value is (the inputs are finite),
+    // without computing the expected values twice (a float sum's is dear).
+    std::memset(recv_.data(), 0xff, whole_elements() * esize_);
+    return;
+  }
+  const colldata::Source src(t_, op_, seed_);
+  uint8_t w[64];
+  double bound = 0;
+  for (uint64_t p = 0, n = whole_elements(); p < n; ++p) {
+    expected(src, p, w, &bound);
+    uint8_t* got = recv_.data() + p * esize_;
+    for (size_t b = 0; b < esize_; ++b) got[b] = static_cast<uint8_t>(~w[b]);
+  }
+}
+
+Status BenchCheck::check_whole() const {
+  const colldata::Source src(t_, op_, seed_);
+  uint8_t w[64];
+  double bound = 0;
+  for (uint64_t p = 0, n = whole_elements(); p < n; ++p) {
+    expected(src, p, w, &bound);
+    if (Status st = compare(p, w, bound); !st) return st;
   }
   return Status::ok();
 }

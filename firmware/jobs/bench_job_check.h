@@ -11,7 +11,9 @@
 // the buffer, the first and last among them. The expected values are
 // computed once per size; before each repetition the checked elements are
 // overwritten with their complement, so a repetition that leaves them
-// untouched cannot pass. Integer and data-moving results must match bit for
+// untouched cannot pass. After the timed repetitions of a size, one more,
+// untimed, is checked whole: every output element poisoned before it and
+// compared after it. Integer and data-moving results must match bit for
 // bit, float sums within the error bound of their order (bit for bit in
 // exact mode), as `--job coll` checks them.
 #pragma once
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "collectives/coll.h"
+#include "firmware/jobs/coll_data.h"
 
 namespace toroid {
 
@@ -37,8 +40,12 @@ class BenchCheck {
   // After a repetition: ok, or the first wrong element ("element 17 (block
   // of rank 3) is 5, expected 6").
   Status check() const;
-  // Elements checked per repetition on this node.
+  // The untimed repetition: poison() and check() of every output element.
+  void poison_whole();
+  Status check_whole() const;
+  // Elements checked per repetition on this node; by the whole check.
   size_t checked() const { return pos_.size(); }
+  uint64_t whole_elements() const;
   // Frees the buffers (between sizes and at the end of the sweep).
   void release();
 
@@ -55,6 +62,11 @@ class BenchCheck {
   std::vector<uint64_t> pos_;  // checked output elements
   std::vector<uint8_t> want_;  // their expected values, esize_ bytes each
   std::vector<double> bound_;  // allowed absolute error (float reductions outside exact mode)
+  uint64_t seed_ = 0;
+
+  // The expected value of output element p (and its error bound).
+  void expected(const colldata::Source& src, uint64_t p, uint8_t* w, double* bound) const;
+  Status compare(uint64_t p, const uint8_t* w, double bound) const;
 };
 
 }  // namespace toroid

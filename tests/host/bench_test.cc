@@ -212,6 +212,52 @@ TEST(HostBench, TheCheckCatchesAWrongOrUntouchedResult) {
   CHECK_TEXT(has(st.message(), "element 0 (block of rank 0)"), st.message().c_str());
 }
 
+// The repetition after the timed ones is checked whole: an element outside
+// the sample, wrong or left untouched, fails it and passes the sampled check.
+TEST(HostBench, TheWholeCheckCatchesWhatTheSampleMisses) {
+  BenchCheck c;
+  c.prepare(CollKind::kAllreduce, DType::kInt64, ROp::kSum, Repro::kNone, 1000, 0, 1, 7);
+  LONGS_EQUAL(1000, c.whole_elements());
+  CollArgs a = c.args();
+  auto* out = static_cast<int64_t*>(a.recv);
+  std::memcpy(a.recv, a.send, 1000 * 8);
+  CHECK_TEXT(c.check_whole().is_ok(), c.check_whole().message().c_str());
+  // Element 1 is in no sample of 1000 elements (16 spread, from 0 and 66 on).
+  out[1] += 1;
+  CHECK(c.check().is_ok());
+  Status st = c.check_whole();
+  CHECK(!st);
+  CHECK_TEXT(has(st.message(), "element 1 is"), st.message().c_str());
+  // Poisoned whole, an output that leaves element 1 untouched fails.
+  c.poison_whole();
+  std::memcpy(out + 2, static_cast<const int64_t*>(a.send) + 2, 998 * 8);
+  out[0] = static_cast<const int64_t*>(a.send)[0];
+  CHECK(c.check().is_ok());
+  st = c.check_whole();
+  CHECK(!st);
+  CHECK_TEXT(has(st.message(), "element 1 is"), st.message().c_str());
+  // Block outputs: every element of every block (4 ranks' blocks of 100).
+  c.prepare(CollKind::kAllgather, DType::kInt32, ROp::kSum, Repro::kNone, 100, 2, 4, 7);
+  LONGS_EQUAL(400, c.whole_elements());
+  c.poison_whole();
+  st = c.check_whole();
+  CHECK(!st);
+  CHECK_TEXT(has(st.message(), "element 0 (block of rank 0)"), st.message().c_str());
+  // Floats are poisoned with a NaN; the right values pass.
+  c.prepare(CollKind::kAllreduce, DType::kDouble, ROp::kSum, Repro::kNone, 500, 0, 1, 7);
+  a = c.args();
+  c.poison_whole();
+  st = c.check_whole();
+  CHECK(!st);
+  CHECK_TEXT(has(st.message(), "element 0 is"), st.message().c_str());
+  std::memcpy(a.recv, a.send, 500 * 8);
+  CHECK_TEXT(c.check_whole().is_ok(), c.check_whole().message().c_str());
+  // No output on this node (a reduce's non-root): nothing to check.
+  c.prepare(CollKind::kReduce, DType::kInt64, ROp::kSum, Repro::kNone, 1000, 1, 2, 7);
+  LONGS_EQUAL(0, c.whole_elements());
+  CHECK(c.check_whole().is_ok());
+}
+
 TEST(HostBench, ARepetitionTakesItsSlowestNodeAndBusBandwidthIsNcclS) {
   // Two nodes, three reps: per rep the max is 3, 5, 4 us; median 4 us.
   std::vector<BenchRecord> rs = {rec("0,0,0", "allreduce", 4000, {3000, 1000, 4000}),
