@@ -371,7 +371,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   bool spill(InMsg* m);
   void spill_blockers();
   void spill_source(Peer& pr);
-  void apply_spill(InMsg* m);
+  bool apply_spill(InMsg* m);
   // p2p_recv.cc
   void free_msg(InMsg* m);
   void drop_held(InMsg* m);

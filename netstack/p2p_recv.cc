@@ -217,7 +217,7 @@ void Messenger::take_data(uint32_t src, Packet* p) {
     p->free();
     m->got += n;
     consume(pr, 1);
-    if (m->got == m->total && m->req) apply_spill(m);
+    (void)apply_spill(m);
     return;
   }
   hold(m, pr, p, n);
@@ -395,7 +395,7 @@ void Messenger::bind(RecvReq* r, InMsg* m) {
   if (m->sync) ack_match(m);
   if (m->total > r->cap) ++ctr_.truncated;
   if (m->spilled) {
-    if (m->got == m->total) apply_spill(m);
+    (void)apply_spill(m);
     return;
   }
   if (!release_gated(m) && m->held && !m->gated) {
@@ -420,6 +420,7 @@ bool Messenger::gate_clear(const RecvReq* r, uint64_t off, uint64_t n) const {
 // Write out the held frames of bound message m that may land now; true if
 // m is finished (and recycled).
 bool Messenger::release_gated(InMsg* m) {
+  if (m->spilled) return apply_spill(m);
   Peer& pr = *m->pr;
   uint32_t released = 0;
   Packet** at = &m->held_head;
@@ -461,7 +462,8 @@ bool Messenger::flush_gated() {
       continue;
     }
     moved |= m->held != before;
-    if (m->held == 0) {
+    // Still waiting: held frames, or a whole spilled message (apply_spill).
+    if (m->held == 0 && !(m->spilled && m->got == m->total)) {
       m->gated = false;
       gated_[i] = gated_.back();
       gated_.pop_back();

@@ -11,11 +11,24 @@
 namespace toroid {
 
 // The whole message is in its spill buffer and a receive took it: one
-// more copy into the receive, then it is done.
-void Messenger::apply_spill(InMsg* m) {
+// more copy into the receive, then it is done; true if so. A receive gated
+// by one of our own sends (an in-place exchange: it lands where that send
+// reads) takes it only once the send has read every byte it would
+// overwrite; until then the message waits on the gated list (its frames
+// are gone, so it ties up no credit).
+bool Messenger::apply_spill(InMsg* m) {
+  if (!m->req || m->got != m->total) return false;
+  if (!gate_clear(m->req, 0, m->total)) {
+    if (!m->gated) {
+      m->gated = true;
+      gated_.push_back(m);
+    }
+    return false;
+  }
   const uint64_t total = m->total;
   write_segment(m, 0, m->spill.get(), total);
   complete(m, Status::ok());
+  return true;
 }
 
 bool Messenger::spill(InMsg* m) {

@@ -118,6 +118,41 @@ static void allgather_alltoall(MPI_Comm c, int nb) {
   free(b);
 }
 
+/* MPI_IN_PLACE all-to-all of blocks larger than a link's window: each
+ * block's slot is sent from and received into, so nothing may land in it
+ * before it has left (a block that arrived early and waited aside, too). */
+static int big_val(int from, int to, int i) { return from * 1000003 + to * 7 + i; }
+
+static void alltoall_in_place_large(MPI_Comm c) {
+  SECTION("5.8 alltoall, MPI_IN_PLACE, 1 MiB blocks");
+  int rank, size;
+  MPI_Comm_rank(c, &rank);
+  MPI_Comm_size(c, &size);
+  const int k = 1 << 18;
+  int* a = malloc((size_t)k * (size_t)size * sizeof(int));
+  for (int it = 0; it < 4; ++it) {
+    for (int p = 0; p < size; ++p)
+      for (int i = 0; i < k; ++i) a[(size_t)p * k + i] = big_val(rank, p, i) + it;
+    if (it % 2) {
+      MPI_Request r;
+      CHECK_RC(MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, k, MPI_INT, c, &r));
+      CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    } else {
+      CHECK_RC(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, k, MPI_INT, c));
+    }
+    long bad = 0, first = -1;
+    for (int p = 0; p < size; ++p)
+      for (int i = 0; i < k; ++i)
+        if (a[(size_t)p * k + i] != big_val(p, rank, i) + it) {
+          if (first < 0) first = (long)p * k + i;
+          ++bad;
+        }
+    CHECK_MSG(bad == 0, "pass %d: %ld of %ld elements wrong, the first at block %ld element %ld", it, bad,
+              (long)k * size, first / k, first % k);
+  }
+  free(a);
+}
+
 /* Vector forms: rank p contributes p % 3 + 1 elements; blocks placed in
  * reverse rank order with a gap, to exercise the displacements. */
 static void vector_forms(MPI_Comm c, int nb) {
@@ -345,6 +380,7 @@ int main(int argc, char** argv) {
     allgather_alltoall(c, nb);
     vector_forms(c, nb);
   }
+  alltoall_in_place_large(MPI_COMM_WORLD);
   derived(MPI_COMM_WORLD);
   derived(rev);
   concurrent();
