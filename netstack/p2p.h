@@ -16,7 +16,9 @@
 // (an in-place exchange: send my vector to a partner while its vector is
 // reduced into mine): a segment lands only once that send has read past
 // the bytes it covers, and waits as a frame until then. Both sides of such
-// an exchange advance together, one window at a time, with no copy.
+// an exchange advance together, one window at a time, with no copy. A
+// message that arrived early and was spilled (below) lands in a gated
+// receive whole, once the gate is clear over all of it.
 //
 // Unexpected messages (no matching receive yet) are held as the received
 // frames themselves and written out when a receive is posted, still in one
