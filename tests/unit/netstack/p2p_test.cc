@@ -5,7 +5,9 @@
 // its message, or belongs to an oversized message is dropped and counted,
 // and the bytes around the receive buffer stay untouched); truncation is an
 // error naming both sizes; matching follows MPI's order (per source in send
-// order, never a message that overtook an earlier one).
+// order, never a message that overtook an earlier one); a message spilled
+// aside lands in a gated receive only once the gating send has read its
+// bytes.
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -404,4 +406,62 @@ TEST(Messenger, ACompletionLogListsTheReceivesThatCompleted) {
   CHECK(r[1].done());
   CHECK(log.overflow);
   UNSIGNED_LONGS_EQUAL(2, log.n);
+}
+
+// An in-place exchange with itself: a receive into x, gated by our send of
+// x, takes a message that arrived earlier and was spilled aside. The
+// message lands only once the send has read all of x (before, it landed at
+// once, and the send carried parts of it instead of x's own bytes).
+TEST(Messenger, ASpilledMessageWaitsForItsReceivesGate) {
+  MessengerConfig cfg;
+  cfg.max_message = 1 << 20;
+  cfg.window = 4;          // the send of x stalls after 4 segments...
+  cfg.max_held = 1;        // ...held frames are spilled at once...
+  cfg.store_cap = 50000;   // ...but only the first message fits the store
+  m = std::make_unique<Messenger>(*net, cfg);
+  net->set_handler(wire::PacketType::kP2P, m.get());
+  const Coord self{{0, 0, 0}};
+  constexpr uint32_t kLen = 40000;
+  const std::vector<uint8_t> other = bytes(kLen, 11), mine = bytes(kLen, 99);
+  std::vector<uint8_t> x = mine, y(kLen, 0);
+  auto pump = [&](auto done) {
+    for (int i = 0; i < 1000 && !done(); ++i) m->poll();
+    return done();
+  };
+  // The message for x (tag 5) arrives first, no receive for it: spilled whole.
+  auto h1 = m->send(self, 9, 5, other.data(), kLen);
+  CHECK(h1.is_ok());
+  CHECK(pump([&] { return m->send_done(*h1); }));
+  UNSIGNED_LONGLONGS_EQUAL(1, m->counters().spilled);
+  // Our send of x (tag 6): its frames stay held (the store is full), so it
+  // stops after its window.
+  auto h2 = m->send(self, 9, 6, x.data(), kLen);
+  CHECK(h2.is_ok());
+  pump([] { return false; });
+  CHECK_FALSE(m->send_done(*h2));
+  CHECK(m->counters().store_full > 0);
+  auto from_self = [&](RecvReq* q, uint32_t tag, uint8_t* buf) {
+    q->src = 0;
+    q->context = 9;
+    q->tag = tag;
+    q->buf = buf;
+    q->cap = kLen;
+  };
+  // The receive into x, gated by that send: the spilled message must wait.
+  RecvReq r;
+  from_self(&r, 5, x.data());
+  r.gate = *h2;
+  CHECK(m->post(&r).is_ok());
+  pump([] { return false; });
+  CHECK_FALSE(r.done());
+  CHECK(x == mine);
+  // Taking the send's message lets it finish; then the spilled one lands.
+  RecvReq ry;
+  from_self(&ry, 6, y.data());
+  CHECK(m->post(&ry).is_ok());
+  CHECK(pump([&] { return ry.done() && r.done(); }));
+  CHECK_TEXT(r.status().is_ok(), r.status().to_string().c_str());
+  CHECK(y == mine);   // the send carried x's own bytes
+  CHECK(x == other);  // and x holds the message
+  UNSIGNED_LONGLONGS_EQUAL(0, m->counters().held_bytes);
 }
