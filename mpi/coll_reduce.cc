@@ -125,7 +125,12 @@ int setup_reduction(MPI_Comm c, RKind kind, const void* send, void* recv, int co
     CollArgs& a = l.args;
     a.dtype = red.dtype;
     a.op = red.rop;
-    a.repro = c->repro;
+    // Exact mode rounds float sums once (MIN and MAX are exact in any
+    // order). A float product has no exact algorithm here: it runs in
+    // fixed order (the same bits on every rank and run of the partition)
+    // instead of failing a program that asked for exact sums.
+    a.repro = c->repro == Repro::kExact && dtype_is_float(red.dtype) && red.rop == ROp::kProd ? Repro::kFixedOrder
+                                                                                           : c->repro;
     a.root = static_cast<uint32_t>(root);
     const bool scatter = kind == RKind::kReduceScatterBlock || kind == RKind::kReduceScatter;
     const MPI_Count in_count = scatter ? total : count;

@@ -3,7 +3,9 @@
  * communicator, MPI_SUM on MPI_DOUBLE and MPI_FLOAT is correctly rounded
  * (the exact sum, rounded once), so it is bit-identical whatever the
  * partition's shape or the algorithm; fixed-order gives every rank the same
- * bits. The inputs are built so that summation order changes the result;
+ * bits. Under exact, MAX is exact anyway and a float product runs in fixed
+ * order (every rank the same bits). The inputs are built so that summation
+ * order changes the result;
  * the reference is the exact sum in 128-bit integers, rounded by the C
  * conversion (to nearest). */
 #include <math.h>
@@ -91,6 +93,24 @@ static void check_exact(MPI_Comm c, const char* how) {
     bad += memcmp(&fout[i], &want, sizeof want) != 0;
   }
   CHECK_MSG(bad == 0, "%s: MPI_Allreduce float: %ld sums not correctly rounded", how, bad);
+  /* Other float operations still run: MIN and MAX are exact in any order; a
+   * product (no exact algorithm) runs in fixed order, the same bits on every
+   * rank, instead of failing the program. */
+  double pin[N], pout[N], pall[N * 64];
+  for (int i = 0; i < N; ++i) pin[i] = 1.0 + ldexp(value(rank, i), -60);
+  CHECK_RC(MPI_Allreduce(pin, pout, N, MPI_DOUBLE, MPI_PROD, c));
+  CHECK_RC(MPI_Allgather(pout, N, MPI_DOUBLE, pall, N, MPI_DOUBLE, c));
+  long differ = 0;
+  for (int r = 0; r < size; ++r) differ += memcmp(pall + r * N, pout, sizeof pout) != 0;
+  CHECK_MSG(differ == 0, "%s: MPI_PROD: %ld ranks got other bits", how, differ);
+  CHECK_RC(MPI_Allreduce(in, out, N, MPI_DOUBLE, MPI_MAX, c));
+  bad = 0;
+  for (int i = 0; i < N; ++i) {
+    double want = value(0, i);
+    for (int r = 1; r < size; ++r) want = fmax(want, value(r, i));
+    bad += !same_bits(out[i], want);
+  }
+  CHECK_MSG(bad == 0, "%s: MPI_MAX: %ld wrong", how, bad);
 }
 
 int main(int argc, char** argv) {
