@@ -199,6 +199,17 @@ void reports_arm(MPI_Comm c) {
   post_report_rr(c);
 }
 
+void engine_forget(MPI_Comm c) {
+  if (!c->on_active) return;
+  for (MPI_Comm* at = &g_active; *at; at = &(*at)->next_active)
+    if (*at == c) {
+      *at = c->next_active;
+      break;
+    }
+  c->on_active = false;
+  c->next_active = nullptr;
+}
+
 void reports_disarm(MPI_Comm c) {
   early().erase(c);
   if (c->report_posted) rt().msgr().withdraw(&c->report_rr);

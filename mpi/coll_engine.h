@@ -49,6 +49,10 @@ struct LibraryOp : CollOp {
 // downstream of the failure would wait for the operation's deadline.
 void reports_arm(MPI_Comm c);     // post the receive for reports (intracommunicators)
 void reports_disarm(MPI_Comm c);  // withdraw it and anything of ours still leaving
+// Takes c off the engine's list of communicators with queued operations
+// (it is being destroyed: its queue is empty, but the engine may not have
+// looked at it since, and would read it after it is freed).
+void engine_forget(MPI_Comm c);
 
 // Lets this rank's frames of a finished collective leave its transmit
 // queues (bounded by tuning::kTxDrainNs): a neighbour still in the same

@@ -36,6 +36,7 @@ void comm_unregister(MPI_Comm c) {
 void comm_destroy(MPI_Comm c) {
   comm_unregister(c);
   reports_disarm(c);
+  engine_forget(c);
   c->magic = 0;
   c->owned.reset();  // a library communicator gives its context back itself
   c->coll = nullptr;
