@@ -30,6 +30,20 @@ void probe_status(MPI_Comm comm, const MsgEnvelope& env, MPI_Status* status) {
   status->toroid_bytes = static_cast<MPI_Count>(env.length);
 }
 
+// Iprobe and Improbe: a look, and after one round of progress a second.
+bool probe_now(int source, int tag, MPI_Comm comm, MsgEnvelope* env) {
+  if (probe_once(source, tag, comm, env)) return true;
+  rt().progress();
+  return probe_once(source, tag, comm, env);
+}
+
+// Probe and Mprobe: wait (bounded by the wait timeout) for a match.
+int probe_wait(const char* call, int source, int tag, MPI_Comm comm, MsgEnvelope* env) {
+  Status st = rt().wait([&] { return probe_once(source, tag, comm, env); }, call);
+  if (!st) return raise(comm, MPI_ERR_OTHER, "%s (source %d, tag %d)", st.message().c_str(), source, tag);
+  return MPI_SUCCESS;
+}
+
 int check_probe(int source, int tag, MPI_Comm comm) {
   if (int e = check_comm(comm)) return e;
   if (int e = check_recv_rank(comm, source)) return e;
@@ -48,11 +62,7 @@ TOROID_MPI_API(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_
     return MPI_SUCCESS;
   }
   MsgEnvelope env;
-  *flag = probe_once(source, tag, comm, &env);
-  if (!*flag) {
-    rt().progress();
-    *flag = probe_once(source, tag, comm, &env);
-  }
+  *flag = probe_now(source, tag, comm, &env);
   if (*flag) probe_status(comm, env, status);
   return MPI_SUCCESS;
 }
@@ -65,8 +75,7 @@ TOROID_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* stat
     return MPI_SUCCESS;
   }
   MsgEnvelope env;
-  Status st = rt().wait([&] { return probe_once(source, tag, comm, &env); }, "MPI_Probe: a matching message");
-  if (!st) return raise(comm, MPI_ERR_OTHER, "%s (source %d, tag %d)", st.message().c_str(), source, tag);
+  if (int e = probe_wait("MPI_Probe: a matching message", source, tag, comm, &env)) return e;
   probe_status(comm, env, status);
   return MPI_SUCCESS;
 }
@@ -110,11 +119,7 @@ TOROID_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI
     return MPI_SUCCESS;
   }
   MsgEnvelope env;
-  *flag = probe_once(source, tag, comm, &env);
-  if (!*flag) {
-    rt().progress();
-    *flag = probe_once(source, tag, comm, &env);
-  }
+  *flag = probe_now(source, tag, comm, &env);
   if (!*flag) return MPI_SUCCESS;
   return claim(comm, env, message, status);
 }
@@ -129,8 +134,7 @@ TOROID_MPI_API(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* me
     return MPI_SUCCESS;
   }
   MsgEnvelope env;
-  Status st = rt().wait([&] { return probe_once(source, tag, comm, &env); }, "MPI_Mprobe: a matching message");
-  if (!st) return raise(comm, MPI_ERR_OTHER, "%s (source %d, tag %d)", st.message().c_str(), source, tag);
+  if (int e = probe_wait("MPI_Mprobe: a matching message", source, tag, comm, &env)) return e;
   return claim(comm, env, message, status);
 }
 
