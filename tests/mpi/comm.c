@@ -60,6 +60,20 @@ static void groups(void) {
   }
 }
 
+/* Messages on one communicator never meet another's receives, whatever the
+ * tags: each rank sends on `two` first, yet each receive gets its own. */
+static void apart(MPI_Comm one, MPI_Comm two, int tag) {
+  const int next = (mt_rank + 1) % mt_size, prev = (mt_rank + mt_size - 1) % mt_size;
+  int a = 1, b = 2, ga = 0, gb = 0;
+  MPI_Request q[4];
+  MPI_Irecv(&ga, 1, MPI_INT, prev, tag, one, &q[0]);
+  MPI_Irecv(&gb, 1, MPI_INT, prev, tag, two, &q[1]);
+  MPI_Isend(&b, 1, MPI_INT, next, tag, two, &q[2]);
+  MPI_Isend(&a, 1, MPI_INT, next, tag, one, &q[3]);
+  MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
+  CHECK(ga == 1 && gb == 2);
+}
+
 static void constructors(void) {
   SECTION("6.4 communicator constructors");
   MPI_Comm d, s, e, cg, t, dd;
@@ -181,16 +195,7 @@ static void constructors(void) {
   int flag = 1;
   MPI_Comm_test_inter(dd, &flag);
   CHECK(!flag);
-  /* Messages on a communicator never meet another's, whatever the tags. */
-  const int next = (mt_rank + 1) % mt_size, prev = (mt_rank + mt_size - 1) % mt_size;
-  int a = 1, b = 2, ga = 0, gb = 0;
-  MPI_Request q[4];
-  MPI_Irecv(&ga, 1, MPI_INT, prev, 5, d, &q[0]);
-  MPI_Irecv(&gb, 1, MPI_INT, prev, 5, dd, &q[1]);
-  MPI_Isend(&b, 1, MPI_INT, next, 5, dd, &q[2]);
-  MPI_Isend(&a, 1, MPI_INT, next, 5, d, &q[3]);
-  MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
-  CHECK(ga == 1 && gb == 2);
+  apart(d, dd, 5);
   MPI_Comm fs[] = {d, s, t, dd};
   for (int i = 0; i < 4; ++i) {
     CHECK_RC(MPI_Comm_free(&fs[i]));
@@ -232,16 +237,7 @@ static void idups_at_once(void) {
   if (a2 != MPI_COMM_NULL && b2 != MPI_COMM_NULL) {
     works(a2, "the idup of a");
     works(b2, "the idup of b");
-    /* Distinct contexts: messages of one never match the other's receives. */
-    int x = 1, y = 2, gx = 0, gy = 0;
-    const int next = (mt_rank + 1) % mt_size, prev = (mt_rank + mt_size - 1) % mt_size;
-    MPI_Request q[4];
-    MPI_Irecv(&gx, 1, MPI_INT, prev, 9, a2, &q[0]);
-    MPI_Irecv(&gy, 1, MPI_INT, prev, 9, b2, &q[1]);
-    MPI_Isend(&y, 1, MPI_INT, next, 9, b2, &q[2]);
-    MPI_Isend(&x, 1, MPI_INT, next, 9, a2, &q[3]);
-    MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
-    CHECK(gx == 1 && gy == 2);
+    apart(a2, b2, 9);  /* distinct contexts */
     MPI_Comm_free(&a2);
     MPI_Comm_free(&b2);
   }
