@@ -37,7 +37,6 @@ void ContextTable::start_walk(Walk* w) {
   x ^= x >> 31;
   w->first = w->walks == 0 ? w->key % kWindows : static_cast<uint32_t>(x % kWindows);
   w->steps = 0;
-  w->window = w->first;
   w->withheld = false;
 }
 
@@ -45,7 +44,7 @@ void ContextTable::offer(Walk* w, uint64_t* out) {
   drop(w);  // a walk has one round in flight at most
   bool withheld = false;
   for (uint32_t i = 0; i < kWindowWords; ++i) {
-    const uint32_t k = w->window * kWindowWords + i;
+    const uint32_t k = w->window() * kWindowWords + i;
     withheld |= (~used_[k] & pending_[k]) != 0;
     w->mine[i] = ~used_[k] & ~pending_[k];
     pending_[k] |= w->mine[i];
@@ -59,7 +58,7 @@ void ContextTable::offer(Walk* w, uint64_t* out) {
 void ContextTable::drop(Walk* w) {
   if (!w->in_flight) return;
   for (uint32_t i = 0; i < kWindowWords; ++i) {
-    pending_[w->window * kWindowWords + i] &= ~w->mine[i];
+    pending_[w->window() * kWindowWords + i] &= ~w->mine[i];
     pending_count_ -= static_cast<uint32_t>(__builtin_popcountll(w->mine[i]));
     w->mine[i] = 0;
   }
@@ -76,16 +75,13 @@ ContextTable::Round ContextTable::settle(Walk* w, const uint64_t* all, uint16_t*
     // to no other round, so the reservation cannot fail.
     const uint64_t common = all[i] & (mine_in ? mine[i] : 0);
     if (!common) continue;
-    const auto found = static_cast<uint16_t>((w->window * kWindowWords + i) * 64 + __builtin_ctzll(common));
+    const auto found = static_cast<uint16_t>((w->window() * kWindowWords + i) * 64 + __builtin_ctzll(common));
     if (!reserve(found)) break;
     *id = found;
     return Round::kPicked;
   }
   if (all[kWindowWords] != ~uint64_t{0}) w->withheld = true;
-  if (++w->steps < kWindows) {
-    w->window = (w->first + w->steps) % kWindows;
-    return Round::kNextWindow;
-  }
+  if (++w->steps < kWindows) return Round::kNextWindow;
   if (!w->withheld) return Round::kExhausted;
   ++w->walks;
   start_walk(w);

@@ -64,10 +64,11 @@ class ContextTable {
     uint32_t walks = 0;   // walks done (retries)
     uint32_t first = 0;   // this walk's first window
     uint32_t steps = 0;   // windows done in this walk
-    uint32_t window = 0;  // the window of the next (or current) round
     bool withheld = false;  // a member withheld ids in a window of this walk
     bool in_flight = false;  // `mine` is offered to a round not settled yet
     uint64_t mine[kWindowWords] = {};
+    // The window of the next (or current) round.
+    uint32_t window() const { return (first + steps) % kWindows; }
   };
   // Starts an agreement over the communicator whose id is `key` (the same
   // on every member).

@@ -43,7 +43,7 @@ ContextTable::Round settle_all(std::vector<ContextTable>& nodes, const std::vect
     }
     CHECK_TRUE(ri == r);  // every member reads the same result
     if (r == ContextTable::Round::kPicked) UNSIGNED_LONGS_EQUAL(*id, got);
-    UNSIGNED_LONGS_EQUAL(walks[0].window, walks[i].window);  // and walks on in step
+    UNSIGNED_LONGS_EQUAL(walks[0].window(), walks[i].window());  // and walks on in step
   }
   return r;
 }
