@@ -153,17 +153,18 @@ uint64_t BenchCheck::whole_elements() const {
 }
 
 void BenchCheck::poison_whole() {
-  if (!poison_ok_) return;
+  const uint64_t n = whole_elements();
+  if (!poison_ok_ || n == 0) return;  // (an empty buffer's data() may be null)
   if (dtype_is_float(t_)) {
     // All ones is a NaN, which no expected value is (the inputs are finite),
     // without computing the expected values twice (a float sum's is dear).
-    std::memset(recv_.data(), 0xff, whole_elements() * esize_);
+    std::memset(recv_.data(), 0xff, n * esize_);
     return;
   }
   const colldata::Source src(t_, op_, seed_);
   uint8_t w[64];
   double bound = 0;
-  for (uint64_t p = 0, n = whole_elements(); p < n; ++p) {
+  for (uint64_t p = 0; p < n; ++p) {
     expected(src, p, w, &bound);
     uint8_t* got = recv_.data() + p * esize_;
     for (size_t b = 0; b < esize_; ++b) got[b] = static_cast<uint8_t>(~w[b]);
