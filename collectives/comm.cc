@@ -129,7 +129,7 @@ Result<uint64_t> Comm::post_send(uint32_t rank, bool p2p, uint32_t tag, const vo
                                  const MsgSendOptions& opt) {
   if (rank >= info_.size)
     return error(Code::kInvalid, "send: rank %u is not in this %u-node communicator", rank, info_.size);
-  return msgr_.send(world_coord_of(rank), p2p ? p2p_context() : context_, tag, data, len, opt);
+  return msgr_.send_rank(world_rank_of(rank), p2p ? p2p_context() : context_, tag, data, len, opt);
 }
 
 Result<uint64_t> Comm::send_msg(uint32_t peer, const void* data, size_t len, uint32_t align) {

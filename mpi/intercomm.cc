@@ -15,7 +15,7 @@ namespace toroid::mpi {
 
 Status internal_send(uint32_t to, uint16_t ctx, uint32_t tag, const void* data, uint64_t len) {
   Messenger& m = rt().msgr();
-  auto h = m.send(coord_of(to, rt().world().net().dims()), ctx, tag, data, len);
+  auto h = m.send_rank(to, ctx, tag, data, len);
   if (!h) return h.status();
   const uint64_t handle = *h;
   Status st = rt().wait([&] { return m.send_done(handle) || !m.status(); }, g_call);

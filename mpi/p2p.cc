@@ -21,8 +21,7 @@ Result<uint64_t> post(MPI_Comm c, int peer, int tag, const void* data, uint64_t 
   MsgSendOptions opt;
   opt.sync = sync;
   if (!c->inter) return c->coll->post_send(static_cast<uint32_t>(peer), true, static_cast<uint32_t>(tag), data, len, opt);
-  return msgr().send(coord_of(c->peer_world(peer), rt().world().net().dims()), c->p2p_ctx, static_cast<uint32_t>(tag),
-                     data, len, opt);
+  return msgr().send_rank(c->peer_world(peer), c->p2p_ctx, static_cast<uint32_t>(tag), data, len, opt);
 }
 
 }  // namespace

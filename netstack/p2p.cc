@@ -75,11 +75,17 @@ void Messenger::index_peer(Peer* pr) {
   peer_slots_[i] = PeerSlot{pr->rank, pr};
 }
 
+// A peer's record as new: its rank, where it is, its first message number.
+void Messenger::start_peer(Peer* pr, uint32_t rank) const {
+  pr->rank = rank;
+  pr->at = coord_of(rank, net_.dims());
+  pr->next_seq = pr->contig = cfg_.first_seq;
+}
+
 Messenger::Peer& Messenger::peer(uint32_t rank) {
   if (Peer* pr = find_peer(rank)) return *pr;
   Peer* pr = new Peer();
-  pr->rank = rank;
-  pr->next_seq = pr->contig = cfg_.first_seq;
+  start_peer(pr, rank);
   peer_store_.push_back(pr);
   if (peer_store_.size() * 2 > peer_slots_.size()) {  // keep it at most half full: double, re-index
     const size_t size = peer_slots_.empty() ? 16 : peer_slots_.size() * 2;
@@ -193,8 +199,7 @@ void Messenger::reset(const Status& why) {
   for (Peer* pr : peer_store_) {
     const uint32_t rank = pr->rank;
     *pr = Peer{};
-    pr->rank = rank;
-    pr->next_seq = pr->contig = cfg_.first_seq;
+    start_peer(pr, rank);
   }
   spill_check_ = false;
   stalled_head_ = nullptr;  // every peer's record was cleared above
@@ -210,9 +215,8 @@ bool Messenger::poll() {
   bool moved = false;
   // Credits and aborts first: they unblock other nodes.
   while (!credit_due_.empty()) {
-    const uint32_t rank = credit_due_.back();
-    Peer& pr = peer(rank);
-    if (pr.took != pr.took_reported && !send_credit(rank, pr)) break;
+    Peer& pr = peer(credit_due_.back());
+    if (pr.took != pr.took_reported && !send_credit(pr)) break;
     pr.credit_queued = false;
     credit_due_.pop_back();
     moved = true;

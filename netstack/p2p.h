@@ -230,6 +230,9 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   // down, dst outside the partition, too large).
   Result<uint64_t> send(const Coord& dst, uint16_t context, uint32_t tag, const void* data, uint64_t len,
                         const MsgSendOptions& opt = {});
+  // The same, to the node of partition rank dst (no coordinates to convert).
+  Result<uint64_t> send_rank(uint32_t dst, uint16_t context, uint32_t tag, const void* data, uint64_t len,
+                             const MsgSendOptions& opt = {});
   bool send_done(uint64_t handle) const;
   // Forget one send (its data may be freed after this); a message already
   // part way out is aborted at the receiver. True if it was still pending.
@@ -327,12 +330,13 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
     uint32_t seq;
   };
   Peer& peer(uint32_t rank);
+  void start_peer(Peer* pr, uint32_t rank) const;
   // The pending send with this handle, or null: a binary search, as active_
   // stays in handle order (issued in order; removals keep the order).
   const SendOp* find_active(uint64_t handle) const;
   // p2p_send.cc
   bool pump_send(SendOp& op);
-  bool send_credit(uint32_t rank, Peer& pr);
+  bool send_credit(Peer& pr);
   bool send_abort(uint32_t rank, uint32_t seq);
   // p2p_sync.cc
   bool sent_out(SendOp& op);  // op's data has left: false while it waits for an ack
@@ -343,7 +347,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void take_cancel(uint32_t src, uint32_t seq);
   void take_cancel_reply(uint32_t rank, uint32_t seq, bool dropped);
   bool send_cancels();
-  Packet* make_segment(uint32_t rank, uint16_t context, uint32_t tag, uint32_t seq, wire::MsgKind kind);
+  Packet* make_segment(const Coord& dst, uint16_t context, uint32_t tag, uint32_t seq, wire::MsgKind kind);
   // p2p_recv.cc
   void take_data(uint32_t src, Packet* p);
   void hold(InMsg* m, Peer& pr, Packet* p, uint64_t n);

@@ -52,6 +52,7 @@ struct InMsg {
 
 struct Messenger::Peer {
   uint32_t rank = 0;          // its partition rank
+  Coord at;                   // and its coordinates (a frame's destination, without divisions)
   // ---- as a destination of our sends ----
   uint32_t next_seq = 0;      // the seq of our next message to it
   uint32_t segs_sent = 0;     // segments sent to it (mod 2^32)

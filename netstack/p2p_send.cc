@@ -16,12 +16,20 @@ using wire::TorusHeader;
 
 Result<uint64_t> Messenger::send(const Coord& dst, uint16_t context, uint32_t tag, const void* data, uint64_t len,
                                  const MsgSendOptions& opt) {
-  if (!status_) return status_;
   for (int i = 0; i < kDims; ++i) {
     if (dst.c[i] >= net_.dims().n[i])
       return error(Code::kInvalid, "send: destination %s is outside the partition %s", dst.to_string().c_str(),
                    net_.dims().to_string().c_str());
   }
+  return send_rank(static_cast<uint32_t>(rank_of(dst, net_.dims())), context, tag, data, len, opt);
+}
+
+Result<uint64_t> Messenger::send_rank(uint32_t dst, uint16_t context, uint32_t tag, const void* data, uint64_t len,
+                                      const MsgSendOptions& opt) {
+  if (!status_) return status_;
+  if (dst >= net_.dims().nodes())
+    return error(Code::kInvalid, "send: destination rank %u is outside the partition (%u nodes)", dst,
+                 net_.dims().nodes());
   if (seg_payload_ == 0) return error(Code::kInvalid, "send: ports carry no room for message segments");
   if (len > cfg_.max_message)
     return error(Code::kOutOfRange, "send: a message of %llu bytes is larger than the %llu-byte maximum",
@@ -33,7 +41,7 @@ Result<uint64_t> Messenger::send(const Coord& dst, uint16_t context, uint32_t ta
   SendOp op;
   op.handle = next_handle_++;
   if (next_handle_ == 0) next_handle_ = 1;  // across the wrap: 0 is nobody's handle
-  op.dst = rank_of(dst, net_.dims());
+  op.dst = dst;
   op.pr = &peer(op.dst);
   op.context = context;
   op.tag = tag;
@@ -111,7 +119,7 @@ uint32_t Messenger::cancel_sends() {
   return n;
 }
 
-Packet* Messenger::make_segment(uint32_t rank, uint16_t context, uint32_t tag, uint32_t seq, MsgKind kind) {
+Packet* Messenger::make_segment(const Coord& dst, uint16_t context, uint32_t tag, uint32_t seq, MsgKind kind) {
   Packet* p = net_.alloc();
   if (!p) return nullptr;
   uint8_t* base = p->append(kMsgHeaders);
@@ -121,7 +129,6 @@ Packet* Messenger::make_segment(uint32_t rank, uint16_t context, uint32_t tag, u
   }
   auto* th = reinterpret_cast<TorusHeader*>(base);
   std::memset(th, 0, sizeof *th);
-  const Coord dst = coord_of(rank, net_.dims());
   for (int i = 0; i < kDims; ++i) th->dst[i] = static_cast<uint8_t>(dst.c[i]);
   th->type = static_cast<uint8_t>(wire::PacketType::kP2P);
   th->context.set(context);
@@ -153,7 +160,7 @@ bool Messenger::pump_send(SendOp& op) {
     }
     if (!net_.can_inject()) return false;
     const uint32_t seq = op.started ? op.seq : pr.next_seq;
-    Packet* p = make_segment(op.dst, op.context, op.tag, seq, MsgKind::kData);
+    Packet* p = make_segment(pr.at, op.context, op.tag, seq, MsgKind::kData);
     if (!p) return false;
     const auto n = static_cast<uint32_t>(std::min<uint64_t>(op.seg, op.len - op.offset));
     auto* mh = reinterpret_cast<MsgHeader*>(p->data() + sizeof(TorusHeader));
@@ -165,8 +172,7 @@ bool Messenger::pump_send(SendOp& op) {
     so.adaptive = op.adaptive;
     if (op.spread) {
       // Alternate the equally short ways round segment by segment.
-      const Coord dst = coord_of(op.dst, net_.dims());
-      so.hints = minimal_hints(net_.me(), dst, net_.dims(), seq + op.segs_out);
+      so.hints = minimal_hints(net_.me(), pr.at, net_.dims(), seq + op.segs_out);
     }
     if (!net_.send(p, so)) {
       p->free();
@@ -184,9 +190,9 @@ bool Messenger::pump_send(SendOp& op) {
   return true;
 }
 
-bool Messenger::send_credit(uint32_t rank, Peer& pr) {
+bool Messenger::send_credit(Peer& pr) {
   if (!net_.can_inject()) return false;
-  Packet* p = make_segment(rank, 0, 0, 0, MsgKind::kCredit);
+  Packet* p = make_segment(pr.at, 0, 0, 0, MsgKind::kCredit);
   if (!p) return false;
   reinterpret_cast<MsgHeader*>(p->data() + sizeof(TorusHeader))->offset.set(pr.took);
   if (!net_.send(p)) {
@@ -200,7 +206,7 @@ bool Messenger::send_credit(uint32_t rank, Peer& pr) {
 
 bool Messenger::send_abort(uint32_t rank, uint32_t seq) {
   if (!net_.can_inject()) return false;
-  Packet* p = make_segment(rank, 0, 0, seq, MsgKind::kAbort);
+  Packet* p = make_segment(coord_of(rank, net_.dims()), 0, 0, seq, MsgKind::kAbort);
   if (!p) return false;
   if (!net_.send(p)) {
     p->free();

@@ -136,7 +136,7 @@ bool TrafficJob::send_some() {
     fill_payload(payload.data(), spec_.size, ctx_.personality.seed, me, dst, seq);
     MsgSendOptions opt;
     opt.adaptive = spec_.adaptive;
-    auto h = msgr_.send(coord_of(dst, dims), /*context=*/1, seq, payload.data(), spec_.size, opt);
+    auto h = msgr_.send_rank(dst, /*context=*/1, seq, payload.data(), spec_.size, opt);
     if (!h) {
       finish(h.status());
       return true;

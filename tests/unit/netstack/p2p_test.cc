@@ -375,6 +375,16 @@ TEST(Messenger, ReceivesOfOneSourceAndOfAnySourceMatchInPostingOrder) {
   Status st = m->post(&bad);
   CHECK_FALSE(st.is_ok());
   STRCMP_CONTAINS("source rank 4 is outside the partition (4 nodes)", st.message().c_str());
+  // So is a destination, by rank and by coordinates, and nothing leaves.
+  const uint8_t byte = 1;
+  const uint64_t sent = m->counters().msgs_sent;
+  auto by_rank = m->send_rank(4, 9, 1, &byte, 1);
+  CHECK_FALSE(by_rank.is_ok());
+  STRCMP_CONTAINS("destination rank 4 is outside the partition (4 nodes)", by_rank.status().message().c_str());
+  auto by_coord = m->send(Coord{{4, 0, 0}}, 9, 1, &byte, 1);
+  CHECK_FALSE(by_coord.is_ok());
+  STRCMP_CONTAINS("destination 4,0,0 is outside the partition", by_coord.status().message().c_str());
+  UNSIGNED_LONGLONGS_EQUAL(sent, m->counters().msgs_sent);
 }
 
 // A completion log collects the cookies of the receives that completed, in
