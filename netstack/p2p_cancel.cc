@@ -113,7 +113,8 @@ bool Messenger::send_cancels() {
   while (cancel_reply_due_.size() >= 3) {
     const size_t k = cancel_reply_due_.size() - 3;
     if (!net_.can_inject()) return moved;
-    Packet* p = make_segment(coord_of(cancel_reply_due_[k], net_.dims()), 0, 0, cancel_reply_due_[k + 1], MsgKind::kCancelReply);
+    Packet* p = make_segment(coord_of(cancel_reply_due_[k], net_.dims()), 0, 0, cancel_reply_due_[k + 1],
+                             MsgKind::kCancelReply);
     if (!p) return moved;
     reinterpret_cast<MsgHeader*>(p->data() + sizeof(TorusHeader))->offset.set(cancel_reply_due_[k + 2]);
     if (!net_.send(p)) {
