@@ -33,12 +33,15 @@ static long check(const unsigned char* b, size_t n, long rep) {
   return bad;
 }
 
-static size_t parse_size(const char* s) {
+/* Bytes of "N", "NK" or "NM"; -1 for anything else, or over 1 GiB (counts are ints). */
+static long long parse_size(const char* s) {
   char* end;
   double v = strtod(s, &end);
-  if (*end == 'K' || *end == 'k') v *= 1024;
-  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-  return (size_t)v;
+  if (end == s || v < 0) return -1;
+  if (*end == 'K' || *end == 'k') v *= 1024, ++end;
+  else if (*end == 'M' || *end == 'm') v *= 1024 * 1024, ++end;
+  if (*end != '\0' || v > (double)(1 << 30)) return -1;
+  return (long long)v;
 }
 
 /* reps ping-pongs of n bytes; with bad, this rank checks what it holds at the end. */
@@ -108,11 +111,16 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
-  char list[256];
-  snprintf(list, sizeof list, "%s", sizes);
+  char* list = strdup(sizes);
   int failed = 0;
   for (char* tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-    const size_t n = parse_size(tok);
+    const long long parsed = parse_size(tok);
+    if (parsed < 0) {
+      if (rank == 0) fprintf(stderr, "mpi_p2p: '%s' is not a size (bytes, or with K or M; at most 1 GiB)\n", tok);
+      failed = 1;
+      break;
+    }
+    const size_t n = (size_t)parsed;
     /* Large messages stream in windows of 4: the buffers stay within 16 MiB. */
     const int w = n >= (1u << 20) ? (window < 4 ? window : 4) : window;
     unsigned char* buf = malloc(n ? n : 1);
@@ -157,6 +165,7 @@ int main(int argc, char** argv) {
     free(dst);
     free(req);
   }
+  free(list);
   MPI_Finalize();
   return failed;
 }
