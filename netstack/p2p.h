@@ -347,7 +347,7 @@ class Messenger final : public PacketHandler, public LinkDownListener, public Po
   void take_cancel(uint32_t src, uint32_t seq);
   void take_cancel_reply(uint32_t rank, uint32_t seq, bool dropped);
   bool send_cancels();
-  Packet* make_segment(const Coord& dst, uint16_t context, uint32_t tag, uint32_t seq, wire::MsgKind kind);
+  Packet* make_segment(const Peer& to, uint16_t context, uint32_t tag, uint32_t seq, wire::MsgKind kind);
   // p2p_recv.cc
   void take_data(uint32_t src, Packet* p);
   void hold(InMsg* m, Peer& pr, Packet* p, uint64_t n);

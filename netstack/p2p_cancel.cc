@@ -101,7 +101,7 @@ bool Messenger::send_cancels() {
   while (cancel_due_.size() >= 2) {
     const size_t k = cancel_due_.size() - 2;
     if (!net_.can_inject()) return moved;
-    Packet* p = make_segment(coord_of(cancel_due_[k], net_.dims()), 0, 0, cancel_due_[k + 1], MsgKind::kCancel);
+    Packet* p = make_segment(peer(cancel_due_[k]), 0, 0, cancel_due_[k + 1], MsgKind::kCancel);
     if (!p) return moved;
     if (!net_.send(p)) {
       p->free();
@@ -113,8 +113,7 @@ bool Messenger::send_cancels() {
   while (cancel_reply_due_.size() >= 3) {
     const size_t k = cancel_reply_due_.size() - 3;
     if (!net_.can_inject()) return moved;
-    Packet* p = make_segment(coord_of(cancel_reply_due_[k], net_.dims()), 0, 0, cancel_reply_due_[k + 1],
-                             MsgKind::kCancelReply);
+    Packet* p = make_segment(peer(cancel_reply_due_[k]), 0, 0, cancel_reply_due_[k + 1], MsgKind::kCancelReply);
     if (!p) return moved;
     reinterpret_cast<MsgHeader*>(p->data() + sizeof(TorusHeader))->offset.set(cancel_reply_due_[k + 2]);
     if (!net_.send(p)) {

@@ -119,7 +119,7 @@ uint32_t Messenger::cancel_sends() {
   return n;
 }
 
-Packet* Messenger::make_segment(const Coord& dst, uint16_t context, uint32_t tag, uint32_t seq, MsgKind kind) {
+Packet* Messenger::make_segment(const Peer& to, uint16_t context, uint32_t tag, uint32_t seq, MsgKind kind) {
   Packet* p = net_.alloc();
   if (!p) return nullptr;
   uint8_t* base = p->append(kMsgHeaders);
@@ -129,7 +129,7 @@ Packet* Messenger::make_segment(const Coord& dst, uint16_t context, uint32_t tag
   }
   auto* th = reinterpret_cast<TorusHeader*>(base);
   std::memset(th, 0, sizeof *th);
-  for (int i = 0; i < kDims; ++i) th->dst[i] = static_cast<uint8_t>(dst.c[i]);
+  for (int i = 0; i < kDims; ++i) th->dst[i] = static_cast<uint8_t>(to.at.c[i]);
   th->type = static_cast<uint8_t>(wire::PacketType::kP2P);
   th->context.set(context);
   th->tag.set(seq);
@@ -160,7 +160,7 @@ bool Messenger::pump_send(SendOp& op) {
     }
     if (!net_.can_inject()) return false;
     const uint32_t seq = op.started ? op.seq : pr.next_seq;
-    Packet* p = make_segment(pr.at, op.context, op.tag, seq, MsgKind::kData);
+    Packet* p = make_segment(pr, op.context, op.tag, seq, MsgKind::kData);
     if (!p) return false;
     const auto n = static_cast<uint32_t>(std::min<uint64_t>(op.seg, op.len - op.offset));
     auto* mh = reinterpret_cast<MsgHeader*>(p->data() + sizeof(TorusHeader));
@@ -192,7 +192,7 @@ bool Messenger::pump_send(SendOp& op) {
 
 bool Messenger::send_credit(Peer& pr) {
   if (!net_.can_inject()) return false;
-  Packet* p = make_segment(pr.at, 0, 0, 0, MsgKind::kCredit);
+  Packet* p = make_segment(pr, 0, 0, 0, MsgKind::kCredit);
   if (!p) return false;
   reinterpret_cast<MsgHeader*>(p->data() + sizeof(TorusHeader))->offset.set(pr.took);
   if (!net_.send(p)) {
@@ -206,7 +206,7 @@ bool Messenger::send_credit(Peer& pr) {
 
 bool Messenger::send_abort(uint32_t rank, uint32_t seq) {
   if (!net_.can_inject()) return false;
-  Packet* p = make_segment(coord_of(rank, net_.dims()), 0, 0, seq, MsgKind::kAbort);
+  Packet* p = make_segment(peer(rank), 0, 0, seq, MsgKind::kAbort);
   if (!p) return false;
   if (!net_.send(p)) {
     p->free();

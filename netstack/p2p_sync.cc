@@ -47,7 +47,7 @@ bool Messenger::send_acks() {
   while (ack_due_.size() >= 2) {
     const size_t k = ack_due_.size() - 2;
     if (!net_.can_inject()) break;
-    Packet* p = make_segment(coord_of(ack_due_[k], net_.dims()), 0, 0, ack_due_[k + 1], MsgKind::kSyncAck);
+    Packet* p = make_segment(peer(ack_due_[k]), 0, 0, ack_due_[k + 1], MsgKind::kSyncAck);
     if (!p) break;
     if (!net_.send(p)) {
       p->free();
