@@ -23,13 +23,16 @@
 
 static int rank;
 
+/* Byte i of an n-byte message number rep. */
+static unsigned char pattern(size_t i, size_t n, long rep) { return (unsigned char)(i * 31u + (size_t)rep * 7u + n); }
+
 static void fill(unsigned char* b, size_t n, long rep) {
-  for (size_t i = 0; i < n; ++i) b[i] = (unsigned char)(i * 31u + (size_t)rep * 7u + n);
+  for (size_t i = 0; i < n; ++i) b[i] = pattern(i, n, rep);
 }
 
 static long check(const unsigned char* b, size_t n, long rep) {
   long bad = 0;
-  for (size_t i = 0; i < n; ++i) bad += b[i] != (unsigned char)(i * 31u + (size_t)rep * 7u + n);
+  for (size_t i = 0; i < n; ++i) bad += b[i] != pattern(i, n, rep);
   return bad;
 }
 

@@ -19,7 +19,8 @@ while [ $# -gt 0 ]; do
     *) echo "mpi_p2p_compare: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
-W=$(mktemp -d /tmp/toroid-p2pcmp-XXXXXX); trap 'rm -rf "$W"' EXIT
+W=$(mktemp -d -t toroid-p2pcmp-XXXXXX) || { echo "mpi_p2p_compare: cannot make a work directory" >&2; exit 1; }
+trap 'rm -rf "$W"' EXIT
 if ! command -v mpicc.openmpi >/dev/null || ! command -v mpirun.openmpi >/dev/null; then
   [ "$(id -u)" = 0 ] || { echo "mpi_p2p_compare: needs Open MPI (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 1; }
   echo "mpi_p2p_compare: installing Open MPI from Debian (log: $W/apt.log)" >&2
