@@ -143,8 +143,8 @@ int check_counts(MPI_Comm c, const int* counts, const char* what) {
 int run_exchange(const char* name, Exchange& x, CollKind kind, MPI_Comm comm, MPI_Request* request) {
   auto call = std::make_unique<CallOp>();
   call->name = name;
-  if (int e = x.build(&call->plan, kind)) return e;
-  call->chosen = &call->plan;
+  if (int e = x.build(&call->plan(), kind)) return e;
+  call->chosen = &call->plan();
   if (request) return run_call(comm, call.release(), request);
   return run_call(comm, call.get(), nullptr);
 }

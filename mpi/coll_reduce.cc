@@ -42,7 +42,7 @@ struct PlanData {
 
 int plan_reduction(MPI_Comm c, CallOp& call, Reduction red, const void* send, void* recv, MPI_Count in_count,
                    MPI_Count out_count, MPI_Datatype t, bool out_here, PlanData* pd) {
-  PlanOp& op = call.plan;
+  PlanOp& op = call.plan();
   op.reduction = red;
   if (red.library) {
     op.args.red = make_reducer(red.dtype, red.rop);
@@ -169,7 +169,7 @@ int setup_reduction(MPI_Comm c, RKind kind, const void* send, void* recv, int co
                              kind == RKind::kReduceScatterBlock || kind == RKind::kReduceScatter ? mine : count, t,
                              out_here, &pd))
     return e;
-  PlanOp& p = call.plan;
+  PlanOp& p = call.plan();
   const uint64_t k = pd.elems_per;
   switch (kind) {
     case RKind::kAllreduce:

@@ -2,6 +2,7 @@
 // CollOp that carries either a library operation (with packing around it
 // for non-contiguous layouts) or a plan of this library's (coll_ops.h).
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "mpi/coll_ops.h"
@@ -23,7 +24,10 @@ struct LibStagedOp : LibraryOp {
 // One collective call that is either of the two.
 struct CallOp : CollOp {
   LibStagedOp lib;
-  PlanOp plan;
+  // Built only for calls that take this library's plans: a PlanOp is some
+  // 800 bytes to initialise, and most calls run the library's algorithms.
+  std::optional<PlanOp> plan_op;
+  PlanOp& plan() { return plan_op ? *plan_op : plan_op.emplace(); }
   CollOp* chosen = nullptr;
   // An error only this rank can see in its arguments (its own send and
   // receive sides disagree): the operation still takes its place in the

@@ -25,8 +25,8 @@ int neighbours(MPI_Comm comm, std::vector<int>* in, std::vector<int>* out) {
 int run(const char* name, Exchange& x, MPI_Comm comm, MPI_Request* request) {
   auto call = std::make_unique<CallOp>();
   call->name = name;
-  if (int e = x.build(&call->plan, CollKind::kAlltoall)) return e;
-  call->chosen = &call->plan;
+  if (int e = x.build(&call->plan(), CollKind::kAlltoall)) return e;
+  call->chosen = &call->plan();
   if (request) return run_call(comm, call.release(), request);
   return run_call(comm, call.get(), nullptr);
 }
