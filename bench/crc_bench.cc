@@ -54,6 +54,15 @@ void BM_Crc32cSingleChain(benchmark::State& state) {
 }
 BENCHMARK(BM_Crc32cSingleChain)->Apply(frame_sizes);
 
+void BM_Crc32cFold128(benchmark::State& state) {
+  if (!crc32c_impl::fold128_supported()) {
+    state.SkipWithError("no PCLMULQDQ on this CPU");
+    return;
+  }
+  crc_throughput(state, crc32c_impl::fold128);
+}
+BENCHMARK(BM_Crc32cFold128)->Apply(frame_sizes);
+
 void BM_Crc32cPortable(benchmark::State& state) { crc_throughput(state, crc32c_impl::portable); }
 BENCHMARK(BM_Crc32cPortable)->Apply(frame_sizes);
 

@@ -1,5 +1,6 @@
 // CRC32C: the portable table version, the SSE4.2 single chain, and the
-// choice between them and the folding version (crc32c_fold.cc), made once
+// choice between them and the folding versions (crc32c_fold.cc,
+// crc32c_fold128.cc), made once
 // by CPUID so that one binary runs everywhere and uses what it finds.
 #include "netstack/crc32c.h"
 
@@ -30,6 +31,7 @@ using Fn = uint32_t (*)(const void*, size_t, uint32_t);
 
 Fn choose() {
   if (fold_supported()) return fold;
+  if (fold128_supported()) return fold128;
   if (single_chain_supported()) return single_chain;
   return portable;
 }
@@ -72,7 +74,7 @@ bool fold_supported() {
 
 const char* chosen() {
   const Fn f = choose();
-  return f == fold ? "fold" : f == single_chain ? "single-chain" : "portable";
+  return f == fold ? "fold" : f == fold128 ? "fold128" : f == single_chain ? "single-chain" : "portable";
 }
 
 }  // namespace crc32c_impl

@@ -25,10 +25,15 @@ uint32_t single_chain(const void* data, size_t len, uint32_t crc = 0);
 // four independent 512-bit accumulators (crc32c_fold.cc); short inputs go
 // to single_chain.
 uint32_t fold(const void* data, size_t len, uint32_t crc = 0);
+// SSE4.2 + PCLMULQDQ: the same folding on eight 128-bit accumulators
+// (crc32c_fold128.cc), for CPUs without VPCLMULQDQ; short inputs go to
+// single_chain.
+uint32_t fold128(const void* data, size_t len, uint32_t crc = 0);
 
 bool single_chain_supported();
 bool fold_supported();
-// What crc32c() runs here: "fold", "single-chain" or "portable".
+bool fold128_supported();
+// What crc32c() runs here: "fold", "fold128", "single-chain" or "portable".
 const char* chosen();
 
 }  // namespace crc32c_impl

@@ -21,46 +21,22 @@
 #include <immintrin.h>
 
 #include "netstack/crc32c.h"
+#include "netstack/crc32c_fold_k.h"
 
 namespace toroid::crc32c_impl {
 namespace {
 
+using fold_k::LaneK;
+using fold_k::kBy16;
+using fold_k::kBy32;
+using fold_k::kBy48;
+using fold_k::kBy64;
+using fold_k::kBy128;
+using fold_k::kBy256;
+
 // Below this a single chain is as fast (one fold step plus the final
 // reduction cost about as much as 8-16 crc32q).
 constexpr size_t kFoldMin = 128;
-
-// x^n mod P in normal bit order (bit d: coefficient of x^d), P = Castagnoli.
-constexpr uint32_t xpow_mod(unsigned n) {
-  constexpr uint64_t kPoly = 0x1EDC6F41u;  // x^32 implicit
-  uint64_t r = 1;
-  for (unsigned i = 0; i < n; ++i) {
-    r <<= 1;
-    if (r >> 32) r = (r & 0xffffffffu) ^ kPoly;
-  }
-  return static_cast<uint32_t>(r);
-}
-
-// The reflected qword whose polynomial is x^(n-1) mod P (see above): a
-// multiplier that moves a qword n bits further along the message.
-constexpr uint64_t shift_by(unsigned n) {
-  const uint32_t r = xpow_mod(n - 1);
-  uint64_t k = 0;
-  for (int d = 0; d < 32; ++d)
-    if (r >> d & 1) k |= uint64_t{1} << (63 - d);
-  return k;
-}
-
-// The multipliers that move a 128-bit lane `bytes` on: its first qword in
-// memory (the higher powers of x) by 8*bytes + 64 bits, its second by
-// 8*bytes. Worked out by the compiler.
-struct LaneK {
-  long long first, second;
-};
-constexpr LaneK lane_k(unsigned bytes) {
-  return {static_cast<long long>(shift_by(8 * bytes + 64)), static_cast<long long>(shift_by(8 * bytes))};
-}
-constexpr LaneK kBy256 = lane_k(256), kBy128 = lane_k(128), kBy64 = lane_k(64);
-constexpr LaneK kBy48 = lane_k(48), kBy32 = lane_k(32), kBy16 = lane_k(16);
 
 #define TOROID_FOLD_TARGET __attribute__((target("avx512f,vpclmulqdq,sse4.2")))
 

@@ -3,9 +3,10 @@
 // over split buffers, and that every single-bit error is caught. Then each
 // implementation crc32c() may choose (crc32c_impl), the single chain that
 // was the only one before included, against the bitwise reference: all
-// bit-identical for every length 0..10000, the folding version at every
-// alignment within a cache line. The folding
-// version needs AVX-512 VPCLMULQDQ: its test counts as skipped elsewhere.
+// bit-identical for every length 0..10000, the folding versions at every
+// alignment within a cache line (fold) or a 16-byte lane (fold128). The
+// 512-bit fold needs AVX-512 VPCLMULQDQ, the 128-bit one PCLMULQDQ: a test
+// of one the CPU lacks counts as skipped.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -180,8 +181,23 @@ TEST(Crc32c, FoldMatchesTheReferenceAtEveryLengthAndAlignment) {
                        crc32c_impl::fold(big.data() + 1, big.size() - 1));
 }
 
+TEST(Crc32c, Fold128MatchesTheReferenceAtEveryLengthAndAlignment) {
+  if (!crc32c_impl::fold128_supported()) TOROID_SKIP("no PCLMULQDQ on this CPU");
+  STRCMP_EQUAL("", first_mismatch(crc32c_impl::fold128, 10000, offsets_below(16)).c_str());
+  UNSIGNED_LONGS_EQUAL(0xE3069283u, crc32c_impl::fold128("123456789", 9));
+  // Every path: the 128-byte loop, the eight accumulators' merge, 16-byte
+  // steps, the tail; and a start value carried in from an earlier piece.
+  const auto big = random_bytes(13, 65536 + 77);
+  UNSIGNED_LONGS_EQUAL(crc32c_impl::single_chain(big.data() + 1, big.size() - 1),
+                       crc32c_impl::fold128(big.data() + 1, big.size() - 1));
+  const uint32_t head = crc32c_impl::single_chain(big.data(), 1000);
+  UNSIGNED_LONGS_EQUAL(crc32c_impl::single_chain(big.data(), big.size()),
+                       crc32c_impl::fold128(big.data() + 1000, big.size() - 1000, head));
+}
+
 TEST(Crc32c, Crc32cRunsTheFastestImplementationTheCpuHas) {
   const char* want = crc32c_impl::fold_supported()           ? "fold"
+                     : crc32c_impl::fold128_supported()      ? "fold128"
                      : crc32c_impl::single_chain_supported() ? "single-chain"
                                                              : "portable";
   STRCMP_EQUAL(want, crc32c_impl::chosen());
