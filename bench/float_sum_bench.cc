@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "collectives/arith/float_sum_layout.h"
 #include "collectives/arith/tree_arith.h"
 #include "netstack/tree/alu.h"
 
@@ -41,6 +42,12 @@ std::vector<double> spread_doubles(size_t n, uint64_t seed, bool neg_zeros, int 
     if (neg_zeros && i % 97 == 0) x[i] = -0.0;
   }
   return x;
+}
+
+// Which vector kernels ran (the label): "avx512-vbmi", "avx512bw" or "portable".
+const char* kernels_label() {
+  const arith::detail::FloatSumKernels* k = arith::detail::float_sum_kernels();
+  return k ? k->name : "portable";
 }
 
 void BM_FloatSum(benchmark::State& state, Stage stage, bool neg_zeros, int binades = 49) {
@@ -66,6 +73,7 @@ void BM_FloatSum(benchmark::State& state, Stage stage, bool neg_zeros, int binad
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * 8);
   state.counters["pass2_B_per_value"] = static_cast<double>(p2.bytes()) / n;
+  state.SetLabel(kernels_label());
 }
 
 void BM_FloatSumParts(benchmark::State& state, bool summed) {
@@ -95,6 +103,7 @@ void BM_FloatSumParts(benchmark::State& state, bool summed) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * parts * 8);
+  state.SetLabel(kernels_label());
 }
 
 BENCHMARK_CAPTURE(BM_FloatSumParts, summed, true)->Arg(3)->Arg(8);

@@ -239,7 +239,12 @@ void decode_group(const Block& b, const Layout& l, uint64_t nodes, const uint8_t
   }
 }
 
-std::atomic<bool> g_vector{true};
+const FloatSumKernels* best_kernels() {
+  const FloatSumKernels* k = float_sum_kernels_vbmi();
+  return k ? k : float_sum_kernels_bw();
+}
+
+std::atomic<const FloatSumKernels*> g_kernels{best_kernels()};
 
 // The vector kernels take a block when the CPU runs them and its layout is
 // theirs: doubles, one chunk, no counters or the -0 counter alone in byte
@@ -247,26 +252,24 @@ std::atomic<bool> g_vector{true};
 template <typename F>
 bool vector_block(const Layout& l) {
   return std::is_same_v<F, double> && l.chunks == 1 &&
-         (l.counters == 0 || (l.counters == 1 && l.field_bits(1) == 8)) && g_vector.load(std::memory_order_relaxed) &&
-         float_sum_avx512_usable();
+         (l.counters == 0 || (l.counters == 1 && l.field_bits(1) == 8)) && float_sum_kernels();
 }
 
 // And blocks of two chunks without counters.
 template <typename F>
 bool vector_block2(const Layout& l) {
-  return std::is_same_v<F, double> && l.chunks == 2 && l.counters == 0 && l.chunk_bits > 64 &&
-         g_vector.load(std::memory_order_relaxed) && float_sum_avx512_usable();
+  return std::is_same_v<F, double> && l.chunks == 2 && l.counters == 0 && l.chunk_bits > 64 && float_sum_kernels();
 }
 
 // A block the vector kernels take: the sum of `parts` contributions'
 // encodings (one: the encoding), from value `at` of each.
 void encode_vector_block(const Block& b, const Layout& l, const double* const* xs, uint32_t parts, uint32_t at,
                          uint32_t len, Cursor& cur, uint8_t* out) {
+  const FloatSumKernels* k = float_sum_kernels();
   if (l.chunks == 1) {
-    float_sum_encode_block_avx512(xs, parts, at, len, b.bmin, l.window, l.field_bits(0), l.counters != 0, cur, out);
+    k->encode(xs, parts, at, len, b.bmin, l.window, l.field_bits(0), l.counters != 0, cur, out);
   } else {
-    float_sum_encode_block2_avx512(xs, parts, at, len, b.bmin, l.window, l.chunk_bits, l.field_bits(0),
-                                   l.field_bits(1), cur, out);
+    k->encode2(xs, parts, at, len, b.bmin, l.window, l.chunk_bits, l.field_bits(0), l.field_bits(1), cur, out);
   }
 }
 
@@ -298,13 +301,14 @@ void float_sum_pass1_encode_parts(const F* const* xs, uint32_t parts, uint32_t n
   using Fmt = FloatFormat<F>;
   using U = typename Fmt::U;
   constexpr int kP = Fmt::kPrecision;
-  const bool vec = std::is_same_v<F, double> && g_vector.load(std::memory_order_relaxed) && float_sum_avx512_usable();
+  const FloatSumKernels* kern = std::is_same_v<F, double> ? float_sum_kernels() : nullptr;
+  const bool vec = kern != nullptr;
   for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
     const uint32_t at = blk * kFloatSumBlock;
     uint32_t w[kFloatSumPass1Words] = {};
     const uint32_t len = block_len(n, blk);
     if constexpr (std::is_same_v<F, double>) {
-      if (vec) float_sum_pass1_block_avx512(xs, parts, at, len, w);
+      if (vec) kern->pass1(xs, parts, at, len, w);
     }
     for (uint32_t j = 0; j < parts && !vec; ++j) {
       const F* xb = xs[j] + at;
@@ -434,13 +438,13 @@ void float_sum_decode(const FloatSumPlan& plan, const uint8_t* pass1, const uint
     if constexpr (std::is_same_v<F, double>) {
       const int64_t e0 = static_cast<int64_t>(b.bmin) - FloatFormat<F>::kBias - (FloatFormat<F>::kPrecision - 1);
       if (vector_block<F>(l)) {
-        float_sum_decode_block_avx512(pass2, len, l.field_bits(0), l.window, plan.nodes, l.h, l.counters != 0, e0, cur,
-                                      sb);
+        float_sum_kernels()->decode(pass2, len, l.field_bits(0), l.window, plan.nodes, l.h, l.counters != 0, e0, cur,
+                                    sb);
         continue;
       }
       if (vector_block2<F>(l)) {
-        float_sum_decode_block2_avx512(pass2, len, l.window, l.chunk_bits, l.field_bits(0), l.field_bits(1), plan.nodes,
-                                       e0, cur, sb);
+        float_sum_kernels()->decode2(pass2, len, l.window, l.chunk_bits, l.field_bits(0), l.field_bits(1), plan.nodes,
+                                     e0, cur, sb);
         continue;
       }
     }
@@ -451,7 +455,9 @@ void float_sum_decode(const FloatSumPlan& plan, const uint8_t* pass1, const uint
 }
 
 namespace detail {
-void float_sum_use_vector(bool on) { g_vector.store(on, std::memory_order_relaxed); }
+void float_sum_use_vector(bool on) { g_kernels.store(on ? best_kernels() : nullptr, std::memory_order_relaxed); }
+void float_sum_use_kernels(const FloatSumKernels* k) { g_kernels.store(k, std::memory_order_relaxed); }
+const FloatSumKernels* float_sum_kernels() { return g_kernels.load(std::memory_order_relaxed); }
 }  // namespace detail
 
 template void float_sum_pass1_encode<double>(const double*, uint32_t, uint8_t*);

@@ -1,6 +1,10 @@
 // The blockwise exact double SUM's hot loops (tree_arith.h section 3,
 // float_sum_layout.h) in AVX-512, eight values per instruction, picked at
-// run time where the CPU has AVX-512 F, BW, CD, VBMI and VBMI2. They produce
+// run time: this file is compiled twice, for CPUs with AVX-512 F, BW, CD,
+// VBMI and VBMI2 (Ice Lake and later: one vpermt2b per byte permute, funnel
+// shifts), and as float_sum_avx512bw.cc for AVX-512 F, BW and CD alone
+// (Skylake-SP, Cascade Lake: each byte permute as two word permutes and two
+// in-lane byte shuffles, each funnel shift as two shifts). They produce
 // exactly the bytes and doubles of the portable code in float_sum.cc (the
 // tests run both on the same inputs), for the common case only: doubles in
 // a block of one chunk (fields of at most 128 bits) without counters, or
@@ -26,6 +30,15 @@
 // All integer arithmetic: no floating-point rounding mode is involved.
 #include "collectives/arith/float_sum_layout.h"
 
+#ifndef TOROID_FSUM_VBMI
+#define TOROID_FSUM_VBMI 1
+#endif
+#if TOROID_FSUM_VBMI
+#define TOROID_FSUM_SET float_sum_kernels_vbmi
+#else
+#define TOROID_FSUM_SET float_sum_kernels_bw
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -39,7 +52,11 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#if TOROID_FSUM_VBMI
 #define TOROID_FSUM_TARGET __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2")))
+#else
+#define TOROID_FSUM_TARGET __attribute__((target("avx512f,avx512bw,avx512cd")))
+#endif
 
 namespace toroid::arith::detail {
 namespace {
@@ -89,16 +106,44 @@ inline __mmask64 byte_mask(uint32_t n) { return n >= 64 ? ~__mmask64{0} : (__mma
 
 TOROID_FSUM_TARGET inline __m512i set1(uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
 
-}  // namespace
-
-bool float_sum_avx512_usable() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vbmi") &&
-                         __builtin_cpu_supports("avx512vbmi2");
-  return ok;
+// Byte i of the result: byte idx[i] mod 128 of the 128 bytes (a, b).
+TOROID_FSUM_TARGET inline __m512i permute_bytes(__m512i a, __m512i idx, __m512i b) {
+#if TOROID_FSUM_VBMI
+  return _mm512_permutex2var_epi8(a, idx, b);
+#else
+  // Word j of `even` holds byte idx[2j], word j of `odd` byte idx[2j+1]
+  // (each at its index's parity); an in-lane shuffle then picks it.
+  const __m512i even = _mm512_permutex2var_epi16(a, _mm512_srli_epi16(_mm512_and_si512(idx, _mm512_set1_epi16(0xfe)), 1), b);
+  const __m512i odd = _mm512_permutex2var_epi16(a, _mm512_srli_epi16(idx, 9), b);
+  const __m512i pick = _mm512_add_epi8(_mm512_and_si512(_mm512_set1_epi8(1), idx), _mm512_set_epi8(
+      14, 14, 12, 12, 10, 10, 8, 8, 6, 6, 4, 4, 2, 2, 0, 0, 14, 14, 12, 12, 10, 10, 8, 8, 6, 6, 4, 4, 2, 2, 0, 0,
+      14, 14, 12, 12, 10, 10, 8, 8, 6, 6, 4, 4, 2, 2, 0, 0, 14, 14, 12, 12, 10, 10, 8, 8, 6, 6, 4, 4, 2, 2, 0, 0));
+  return _mm512_mask_blend_epi8(0xAAAAAAAAAAAAAAAAull, _mm512_shuffle_epi8(even, pick), _mm512_shuffle_epi8(odd, pick));
+#endif
 }
 
-TOROID_FSUM_TARGET void float_sum_pass1_block_avx512(const double* const* xs, uint32_t parts, uint32_t at,
+// The upper qword of (a:b) << (c mod 64), and the lower of (b:a) >> (c mod 64).
+TOROID_FSUM_TARGET inline __m512i shift_left_in(__m512i a, __m512i b, __m512i c) {
+#if TOROID_FSUM_VBMI
+  return _mm512_shldv_epi64(a, b, c);
+#else
+  const __m512i n = _mm512_and_si512(c, set1(63));
+  return _mm512_or_si512(_mm512_sllv_epi64(a, n), _mm512_srlv_epi64(b, _mm512_sub_epi64(set1(64), n)));
+#endif
+}
+
+TOROID_FSUM_TARGET inline __m512i shift_right_in(__m512i a, __m512i b, __m512i c) {
+#if TOROID_FSUM_VBMI
+  return _mm512_shrdv_epi64(a, b, c);
+#else
+  const __m512i n = _mm512_and_si512(c, set1(63));
+  return _mm512_or_si512(_mm512_srlv_epi64(a, n), _mm512_sllv_epi64(b, _mm512_sub_epi64(set1(64), n)));
+#endif
+}
+
+}  // namespace
+
+static TOROID_FSUM_TARGET void float_sum_pass1_block_avx512(const double* const* xs, uint32_t parts, uint32_t at,
                                                      uint32_t len, uint32_t* w) {
   const __m512i exp_mask = set1(Fmt::kExpMax), one = set1(1), sign = set1(uint64_t{1} << 63);
   __m512i bmax = _mm512_setzero_si512(), bminc = bmax, flag = bmax;
@@ -207,14 +252,14 @@ TOROID_FSUM_TARGET inline void acc_add(Acc* a, __m512i lo, __m512i hi, __mmask8 
 
 // Pack 8 fields into field_bits bytes at out: two byte permutes.
 TOROID_FSUM_TARGET inline void store_acc(const PackConsts& c, const Acc& a, uint8_t* out) {
-  _mm512_mask_storeu_epi8(out, c.store0, _mm512_permutex2var_epi8(a.lo, c.idx0, a.hi));
-  _mm512_mask_storeu_epi8(out + 64, c.store1, _mm512_permutex2var_epi8(a.lo, c.idx1, a.hi));
+  _mm512_mask_storeu_epi8(out, c.store0, permute_bytes(a.lo, c.idx0, a.hi));
+  _mm512_mask_storeu_epi8(out + 64, c.store1, permute_bytes(a.lo, c.idx1, a.hi));
 }
 
 }  // namespace
 
 // Two chunks: bits [0, C) of each value's window, then bits [C, V).
-TOROID_FSUM_TARGET void float_sum_encode_block2_avx512(const double* const* xs, uint32_t parts, uint32_t at,
+static TOROID_FSUM_TARGET void float_sum_encode_block2_avx512(const double* const* xs, uint32_t parts, uint32_t at,
                                                        uint32_t len, uint32_t bmin, uint32_t window,
                                                        uint32_t chunk_bits, uint32_t field_bits0, uint32_t field_bits1,
                                                        Cursor& cur, uint8_t* out) {
@@ -237,7 +282,7 @@ TOROID_FSUM_TARGET void float_sum_encode_block2_avx512(const double* const* xs, 
   }
 }
 
-TOROID_FSUM_TARGET void float_sum_encode_block_avx512(const double* const* xs, uint32_t parts, uint32_t at,
+static TOROID_FSUM_TARGET void float_sum_encode_block_avx512(const double* const* xs, uint32_t parts, uint32_t at,
                                                       uint32_t len, uint32_t bmin, uint32_t window,
                                                       uint32_t field_bits, bool neg_zero_counts, Cursor& cur,
                                                       uint8_t* out) {
@@ -284,8 +329,8 @@ TOROID_FSUM_TARGET inline Unpack unpack_consts(uint32_t field_bits, uint32_t c, 
 TOROID_FSUM_TARGET inline void unpack_sum(const Unpack& u, const uint8_t* in, __m512i* lo, __m512i* hi) {
   const __m512i b0 = _mm512_maskz_loadu_epi8(u.load0, in);
   const __m512i b1 = _mm512_maskz_loadu_epi8(u.load1, in + 64);
-  *lo = _mm512_maskz_permutex2var_epi8(u.lo_keep, b0, u.lo_idx, b1);
-  *hi = _mm512_maskz_permutex2var_epi8(u.hi_keep, b0, u.hi_idx, b1);
+  *lo = _mm512_maskz_mov_epi8(u.lo_keep, permute_bytes(b0, u.lo_idx, b1));
+  *hi = _mm512_maskz_mov_epi8(u.hi_keep, permute_bytes(b0, u.hi_idx, b1));
   const __mmask8 borrow = _mm512_cmplt_epu64_mask(*lo, u.bias_lo);
   *lo = _mm512_sub_epi64(*lo, u.bias_lo);
   *hi = _mm512_sub_epi64(*hi, u.bias_hi);
@@ -339,8 +384,8 @@ TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t
   const __m512i k = _mm512_mask_sub_epi64(_mm512_sub_epi64(s64, _mm512_lzcnt_epi64(lo)), big, s128,
                                           _mm512_lzcnt_epi64(hi));
   const __mmask8 lost = _mm512_test_epi64_mask(_mm512_sllv_epi64(lo, _mm512_sub_epi64(s128, k)), set1(~uint64_t{0}));
-  const __m512i m_big = _mm512_mask_or_epi64(_mm512_shrdv_epi64(lo, hi, _mm512_sub_epi64(k, s64)), lost,
-                                             _mm512_shrdv_epi64(lo, hi, _mm512_sub_epi64(k, s64)), one);
+  const __m512i m_big = _mm512_mask_or_epi64(shift_right_in(lo, hi, _mm512_sub_epi64(k, s64)), lost,
+                                             shift_right_in(lo, hi, _mm512_sub_epi64(k, s64)), one);
   const __m512i m64 = _mm512_mask_blend_epi64(big, _mm512_sllv_epi64(lo, _mm512_sub_epi64(s64, k)), m_big);
   __mmask8 nonzero, normal;
   __m512i bits = round_normal(m64, k, neg, c.ebias, &nonzero, &normal);  // zero sums: +0 ...
@@ -366,7 +411,7 @@ TOROID_FSUM_TARGET inline void decode_group(const UnpackConsts& c, const uint8_t
 
 }  // namespace
 
-TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits,
+static TOROID_FSUM_TARGET void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits,
                                                       uint32_t window, uint64_t nodes, uint32_t h, bool neg_zeros,
                                                       int64_t e0, Cursor& cur, double* sum) {
   UnpackConsts c;
@@ -403,7 +448,7 @@ TOROID_FSUM_TARGET inline void decode_group2(const Unpack& u0, const Unpack& u1,
   unpack_sum(u1, in1, &l1, &h1);
   // S1 * 2^C, C = 64 + k (0 < k < 64): words 1..3; S0 sign-extended: 0..3.
   const __m512i a1 = _mm512_sllv_epi64(l1, k_shift);
-  const __m512i a2 = _mm512_shldv_epi64(h1, l1, k_shift);
+  const __m512i a2 = shift_left_in(h1, l1, k_shift);
   const __m512i a3 = _mm512_srav_epi64(h1, _mm512_sub_epi64(s64, k_shift));
   const __m512i ext = _mm512_srai_epi64(h0, 63);
   __mmask8 c1, c2, c3;
@@ -436,7 +481,7 @@ TOROID_FSUM_TARGET inline void decode_group2(const Unpack& u0, const Unpack& u1,
   // m64: the 64 bits from the leading one down, the bits below it or'ed
   // into bit 0 (round to odd).
   const __m512i up = _mm512_sub_epi64(s64, r);  // 0..64
-  __m512i m64 = _mm512_shldv_epi64(top, below, up);
+  __m512i m64 = shift_left_in(top, below, up);
   // (m64 took the top 64 - r bits of `below`; its low r bits are lost.)
   const __mmask8 lost = rest | _mm512_test_epi64_mask(_mm512_sllv_epi64(below, up), all);
   m64 = _mm512_mask_or_epi64(m64, lost, m64, one);
@@ -461,7 +506,7 @@ TOROID_FSUM_TARGET inline void decode_group2(const Unpack& u0, const Unpack& u1,
 
 }  // namespace
 
-TOROID_FSUM_TARGET void float_sum_decode_block2_avx512(const uint8_t* in, uint32_t len, uint32_t window,
+static TOROID_FSUM_TARGET void float_sum_decode_block2_avx512(const uint8_t* in, uint32_t len, uint32_t window,
                                                        uint32_t chunk_bits, uint32_t field_bits0, uint32_t field_bits1,
                                                        uint64_t nodes, int64_t e0, Cursor& cur, double* sum) {
   const Unpack u0 = unpack_consts(field_bits0, chunk_bits, nodes);
@@ -475,21 +520,28 @@ TOROID_FSUM_TARGET void float_sum_decode_block2_avx512(const uint8_t* in, uint32
   }
 }
 
+const FloatSumKernels* TOROID_FSUM_SET() {
+  static const bool ok = [] {
+    __builtin_cpu_init();  // the first call may come from a static initialiser, before libgcc's
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512cd") &&
+           (!TOROID_FSUM_VBMI || (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2")));
+  }();
+  static const FloatSumKernels k{TOROID_FSUM_VBMI ? "avx512-vbmi" : "avx512bw",
+                                 float_sum_pass1_block_avx512,
+                                 float_sum_encode_block_avx512,
+                                 float_sum_encode_block2_avx512,
+                                 float_sum_decode_block_avx512,
+                                 float_sum_decode_block2_avx512};
+  return ok ? &k : nullptr;
+}
+
 }  // namespace toroid::arith::detail
 
 #else  // no x86-64 GCC: the portable code does everything
 
 namespace toroid::arith::detail {
-bool float_sum_avx512_usable() { return false; }
-void float_sum_pass1_block_avx512(const double* const*, uint32_t, uint32_t, uint32_t, uint32_t*) {}
-void float_sum_encode_block_avx512(const double* const*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
-                                   bool, Cursor&, uint8_t*) {}
-void float_sum_encode_block2_avx512(const double* const*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
-                                    uint32_t, uint32_t, Cursor&, uint8_t*) {}
-void float_sum_decode_block2_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, int64_t,
-                                    Cursor&, double*) {}
-void float_sum_decode_block_avx512(const uint8_t*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, bool, int64_t,
-                                   Cursor&, double*) {}
+const FloatSumKernels* TOROID_FSUM_SET() { return nullptr; }
 }  // namespace toroid::arith::detail
 
 #endif

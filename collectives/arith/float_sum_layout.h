@@ -172,34 +172,43 @@ inline void load_fields(const uint8_t* p, uint32_t bytes, u128* u, size_t room) 
 
 // ---- the vector kernels (float_sum_avx512.cc), for doubles in blocks of one
 // chunk without counters or with the -0 counter alone in byte fields
-// (neg_zeros); usable() says whether this CPU runs them.
-bool float_sum_avx512_usable();
-// Tests: false keeps every block on the portable code (default true).
+// (neg_zeros), or of two chunks without counters.
+struct FloatSumKernels {
+  const char* name;  // "avx512-vbmi" or "avx512bw"
+  // The pass-1 words of one block of len (1..64) doubles, xs[j][at..at+len)
+  // for j < parts: the MAX of each part's words.
+  void (*pass1)(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t* w);
+  // One block of len (1..64) values, xs[j][at..at+len) for j < parts, into
+  // sub-blocks placed by cur: each field the sum of the parts' fields, as
+  // the ALU's ADD of their separate encodings would give (one part: the
+  // encoding itself).
+  void (*encode)(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t bmin, uint32_t window,
+                 uint32_t field_bits, bool neg_zeros, Cursor& cur, uint8_t* out);
+  // The same for a block of two chunks without counters.
+  void (*encode2)(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t bmin, uint32_t window,
+                  uint32_t chunk_bits, uint32_t field_bits0, uint32_t field_bits1, Cursor& cur, uint8_t* out);
+  // One block's summed sub-blocks into len results; e0 is the weight of
+  // window bit 0, h the counters' headroom bits.
+  void (*decode)(const uint8_t* in, uint32_t len, uint32_t field_bits, uint32_t window, uint64_t nodes, uint32_t h,
+                 bool neg_zeros, int64_t e0, Cursor& cur, double* sum);
+  // One block of two chunks' summed sub-blocks into len results.
+  void (*decode2)(const uint8_t* in, uint32_t len, uint32_t window, uint32_t chunk_bits, uint32_t field_bits0,
+                  uint32_t field_bits1, uint64_t nodes, int64_t e0, Cursor& cur, double* sum);
+};
+// Each build of the kernels, or nullptr where this CPU does not run it:
+// AVX-512 F, BW, CD, VBMI and VBMI2, and AVX-512 F, BW and CD alone.
+const FloatSumKernels* float_sum_kernels_vbmi();
+const FloatSumKernels* float_sum_kernels_bw();
+// The kernels in use (the first of the two the CPU runs), nullptr: the
+// portable code does everything.
+const FloatSumKernels* float_sum_kernels();
+// Tests: false keeps every block on the portable code, true restores the
+// choice above (default true); use_kernels runs a given build.
 void float_sum_use_vector(bool on);
-// The pass-1 words of one block of len (1..64) doubles, xs[j][at..at+len)
-// for j < parts: the MAX of each part's words.
-void float_sum_pass1_block_avx512(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t* w);
-// One block of len (1..64) values, xs[j][at..at+len) for j < parts, into
-// sub-blocks placed by cur: each field the sum of the parts' fields, as
-// the ALU's ADD of their separate encodings would give (one part: the
-// encoding itself).
-void float_sum_encode_block_avx512(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t bmin,
-                                   uint32_t window, uint32_t field_bits, bool neg_zeros, Cursor& cur, uint8_t* out);
-// The same for a block of two chunks without counters.
-void float_sum_encode_block2_avx512(const double* const* xs, uint32_t parts, uint32_t at, uint32_t len, uint32_t bmin,
-                                    uint32_t window, uint32_t chunk_bits, uint32_t field_bits0, uint32_t field_bits1,
-                                    Cursor& cur, uint8_t* out);
-// One block of two chunks' summed sub-blocks into len results.
-void float_sum_decode_block2_avx512(const uint8_t* in, uint32_t len, uint32_t window, uint32_t chunk_bits,
-                                    uint32_t field_bits0, uint32_t field_bits1, uint64_t nodes, int64_t e0, Cursor& cur,
-                                    double* sum);
+void float_sum_use_kernels(const FloatSumKernels* k);
 // Round sign * mag * 2^e0 (n words, not zero) to a double, as the portable
 // decode does (float_sum.cc): the vector kernels' slow lanes.
 double round_words(bool negative, const uint64_t* mag, uint32_t n, int64_t e0);
-// One block's summed sub-blocks into len results; e0 is the weight of
-// window bit 0, h the counters' headroom bits.
-void float_sum_decode_block_avx512(const uint8_t* in, uint32_t len, uint32_t field_bits, uint32_t window,
-                                   uint64_t nodes, uint32_t h, bool neg_zeros, int64_t e0, Cursor& cur, double* sum);
 
 // ---- rounding, shared by the portable code and the vector kernels' slow lanes
 

@@ -347,11 +347,22 @@ double kernel_case(Rng& rng, uint32_t r, uint32_t k) {
 
 }  // namespace
 
+namespace {
+// Each build of the vector kernels this CPU runs (VBMI, AVX-512 BW).
+std::vector<const detail::FloatSumKernels*> kernel_builds() {
+  std::vector<const detail::FloatSumKernels*> v;
+  for (const detail::FloatSumKernels* k : {detail::float_sum_kernels_vbmi(), detail::float_sum_kernels_bw()})
+    if (k) v.push_back(k);
+  return v;
+}
+}  // namespace
+
 // The vector kernels (float_sum_avx512.cc) against the portable code: the
 // same pass-1 words, pass-2 operands and sums, bit for bit, on blocks the
 // kernels take and blocks they leave, lengths that end inside a group and a
 // block, and lanes they hand back (subnormal, infinite and zero sums).
 IGNORE_TEST(ArithFloatSum, VectorKernelsMatchThePortableCodeByteForByte) {
+  for (const detail::FloatSumKernels* kern : kernel_builds())
   for (uint32_t nodes : {1u, 2u, 3u, 8u, 300u}) {
     for (uint32_t n : {1u, 7u, 9u, 64u, 200u, 9u * 64 + 13, 12u * 64}) {
       Rng rng(nodes * 1000 + n);
@@ -360,9 +371,10 @@ IGNORE_TEST(ArithFloatSum, VectorKernelsMatchThePortableCodeByteForByte) {
         for (uint32_t k = 0; k < n; ++k) x[r][k] = kernel_case(rng, r, k);
       detail::float_sum_use_vector(false);
       const Trace want = trace_float_sum(x);
-      detail::float_sum_use_vector(true);
+      detail::float_sum_use_kernels(kern);
       const Trace got = trace_float_sum(x);
-      const std::string what = std::to_string(nodes) + " nodes, " + std::to_string(n) + " values";
+      detail::float_sum_use_vector(true);
+      const std::string what = std::string(kern->name) + ", " + std::to_string(nodes) + " nodes, " + std::to_string(n) + " values";
       for (uint32_t r = 0; r < nodes; ++r) {
         CHECK_TEXT(want.p1[r] == got.p1[r], ("pass-1 words, " + what).c_str());
         CHECK_TEXT(want.p2[r] == got.p2[r], ("pass-2 operands, " + what).c_str());
@@ -378,6 +390,7 @@ IGNORE_TEST(ArithFloatSum, VectorKernelsMatchThePortableCodeByteForByte) {
 // bit, +-2^e over 120 binades, on 3 and 8 nodes (a rounding that misses a
 // sticky bit shows here as a wrong last bit).
 IGNORE_TEST(ArithFloatSum, VectorKernelsRoundSparseTwoChunkSumsAsThePortableCode) {
+  for (const detail::FloatSumKernels* kern : kernel_builds())
   for (uint32_t nodes : {3u, 8u}) {
     Rng rng(nodes * 77);
     constexpr uint32_t kValues = 64 * 64;
@@ -386,9 +399,10 @@ IGNORE_TEST(ArithFloatSum, VectorKernelsRoundSparseTwoChunkSumsAsThePortableCode
       for (auto& v : x[r]) v = (rng.chance(0.5) ? -1.0 : 1.0) * std::ldexp(1.0, static_cast<int>(rng.below(120)) - 60);
     detail::float_sum_use_vector(false);
     const Trace want = trace_float_sum(x);
-    detail::float_sum_use_vector(true);
+    detail::float_sum_use_kernels(kern);
     const Trace got = trace_float_sum(x);
-    const std::string what = std::to_string(nodes) + " nodes";
+    detail::float_sum_use_vector(true);
+    const std::string what = std::string(kern->name) + ", " + std::to_string(nodes) + " nodes";
     for (uint32_t r = 0; r < nodes; ++r) CHECK_TEXT(want.p2[r] == got.p2[r], ("pass-2 operands, " + what).c_str());
     for (uint32_t k = 0; k < kValues; ++k) check_bits(want.sum[k], got.sum[k], what + " value " + std::to_string(k));
   }
@@ -400,6 +414,8 @@ IGNORE_TEST(ArithFloatSum, VectorKernelsRoundSparseTwoChunkSumsAsThePortableCode
 // lengths that end inside a group and a block; a block the kernels do not
 // take (an Inf) or floats leave it to the caller.
 IGNORE_TEST(ArithFloatSum, SummedEncodingIsTheAddOfEachNodesEncoding) {
+  for (const detail::FloatSumKernels* kern : kernel_builds()) {
+  detail::float_sum_use_kernels(kern);
   for (uint32_t nodes : {1u, 2u, 3u, 8u, 100u}) {
     for (uint32_t n : {1u, 9u, 64u, 200u, 9u * 64 + 13, 12u * 64}) {
       Rng rng(nodes * 1000 + n);
@@ -413,20 +429,22 @@ IGNORE_TEST(ArithFloatSum, SummedEncodingIsTheAddOfEachNodesEncoding) {
       const Trace t = trace_float_sum(x);
       std::vector<const double*> xs;
       for (const auto& xr : x) xs.push_back(xr.data());
-      const std::string what = std::to_string(nodes) + " nodes, " + std::to_string(n) + " values";
+      const std::string what = std::string(kern->name) + ", " + std::to_string(nodes) + " nodes, " + std::to_string(n) + " values";
       std::vector<uint8_t> words(t.r1.size(), 0x5a);
       float_sum_pass1_encode_parts<double>(xs.data(), nodes, n, words.data());
       CHECK_TEXT(words == t.r1, what.c_str());  // the MAX of each node's pass-1 words
       detail::float_sum_use_vector(false);
       std::fill(words.begin(), words.end(), 0x5a);
       float_sum_pass1_encode_parts<double>(xs.data(), nodes, n, words.data());
-      detail::float_sum_use_vector(true);
+      detail::float_sum_use_kernels(kern);
       CHECK_TEXT(words == t.r1, ("portable, " + what).c_str());
       std::vector<uint8_t> sum(t.r2.size(), 0x5a);
       CHECK_TEXT(float_sum_pass2_encode_sum<double>(t.plan, t.r1.data(), xs.data(), nodes, n, sum.data()), what.c_str());
       CHECK_TEXT(sum == t.r2, what.c_str());
     }
   }
+  }
+  detail::float_sum_use_vector(true);
   std::vector<std::vector<double>> x(3, std::vector<double>(100, 1.0));
   x[1][70] = INFINITY;
   const Trace t = trace_float_sum(x);
@@ -447,11 +465,11 @@ IGNORE_TEST(ArithFloatSum, SummedEncodingIsTheAddOfEachNodesEncoding) {
 
 namespace {
 [[maybe_unused]] const bool kVectorTestRuns = [] {
-  if (!detail::float_sum_avx512_usable()) {
-    std::printf("SKIP ArithFloatSum.VectorKernelsMatchThePortableCodeByteForByte: no AVX-512 VBMI/VBMI2 on this CPU\n");
-    std::printf("SKIP ArithFloatSum.VectorKernelsRoundSparseTwoChunkSumsAsThePortableCode: no AVX-512 VBMI/VBMI2 on this "
+  if (kernel_builds().empty()) {
+    std::printf("SKIP ArithFloatSum.VectorKernelsMatchThePortableCodeByteForByte: no AVX-512 F/BW/CD on this CPU\n");
+    std::printf("SKIP ArithFloatSum.VectorKernelsRoundSparseTwoChunkSumsAsThePortableCode: no AVX-512 F/BW/CD on this "
                 "CPU\n");
-    std::printf("SKIP ArithFloatSum.SummedEncodingIsTheAddOfEachNodesEncoding: no AVX-512 VBMI/VBMI2 on this CPU\n");
+    std::printf("SKIP ArithFloatSum.SummedEncodingIsTheAddOfEachNodesEncoding: no AVX-512 F/BW/CD on this CPU\n");
     return false;
   }
   IGNOREArithFloatSum_VectorKernelsMatchThePortableCodeByteForByte_TestShell_instance.setRunIgnored();
