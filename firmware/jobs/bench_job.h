@@ -134,7 +134,7 @@ class BenchJob final : public Job {
     std::vector<uint64_t> rep_ns;
     uint64_t elapsed_ns = 0;  // the entry's whole run, barriers and warm-up included
   };
-  enum class Phase : uint8_t { kIdle, kAlign, kOp, kDrain, kDone };
+  enum class Phase : uint8_t { kIdle, kAlign, kOp, kDrain, kCheck, kDone };
 
   void plan();
   void plan_variant(CollKind kind, const std::string& coll, DType t, ROp op, Repro r);
@@ -167,6 +167,7 @@ class BenchJob final : public Job {
   bool whole_rep_ = false;  // the untimed repetition after the timed ones, checked whole
   uint64_t t0_ = 0;
   uint64_t drain_until_ = 0;
+  uint64_t checked_to_ = 0;  // kCheck: the whole output is checked below this element
   uint64_t start_ns_ = 0;
   uint64_t entry_start_ = 0;
   BenchCheck data_;  // the current entry's buffers and expected values
