@@ -2,7 +2,7 @@
 
   release  build/        --buildtype=release
   debug    build-debug/  --buildtype=debug
-  asan     build-asan/   --buildtype=debug -Doptimization=1 -Db_sanitize=address,undefined
+  asan     build-asan/   --buildtype=debug -Db_sanitize=address,undefined
   fuzz     build-fuzz/   clang, -Dfuzz=true, every object with the fuzzer's
                          coverage and ASan + UBSan (`./toroid fuzz` only)
 
@@ -22,10 +22,7 @@ from .common import Failure, run_child, say
 VARIANTS = {
     "release": ("build", ["--buildtype=release"]),
     "debug": ("build-debug", ["--buildtype=debug"]),
-    # -O1, as the sanitizers' own documentation advises: at -O0 the suites
-    # ran 13 to 19 times slower than the release build (the 2x2x2 MPI suite
-    # 326 s against 17 s), which pushed `.ci/run` past its time budget.
-    "asan": ("build-asan", ["--buildtype=debug", "-Doptimization=1", "-Db_sanitize=address,undefined"]),
+    "asan": ("build-asan", ["--buildtype=debug", "-Db_sanitize=address,undefined"]),
     # Optimised (fuzzing wants executions per second) with assertions kept
     # (the project default b_ndebug=false); UBSan stops at the first error
     # so that libFuzzer keeps the input; line tables for the stack traces.
@@ -60,7 +57,7 @@ def add_variant_options(parser):
     g.add_argument("--debug", action=VariantAction, dest="variant", default=None,
                    help="build-debug/: --buildtype=debug")
     g.add_argument("--asan", action=VariantAction, dest="variant", default=None,
-                   help="build-asan/: --buildtype=debug -Doptimization=1 -Db_sanitize=address,undefined")
+                   help="build-asan/: --buildtype=debug -Db_sanitize=address,undefined")
 
 
 def setup(paths, out):
