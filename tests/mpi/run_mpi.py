@@ -8,7 +8,8 @@ prints a CppUTest-style summary line that ./toroid test counts.
                [--node BIN] [--mpicc BIN] [--header DIR] [--extra]
 
 --extra adds the checks that need to run once only: every function mpi.h
-declares links, and 100,000 communicators made and freed.
+declares links, and 100,000 communicators made and freed (10,000 in an
+AddressSanitizer build).
 Exit status: 0 all passed, 1 a failure, 77 the driver cannot run here.
 """
 import argparse
@@ -174,7 +175,13 @@ def main():
         ok, count, err, secs = header_links(a)
         r.result("mpi.h: every function links (C and C++)", ok, "%d functions, with PMPI twins%s" % (count, "\n" + err if err else ""),
                  secs, 2 * count)
-        r.conformance("comm", prog_args=("100000",), label="comm: 100,000 communicators")
+        if a.rank_env:
+            # Under AddressSanitizer the churn, not the count: 100,000 took 275 s
+            # there (14 s in the release build, whose run makes all of them and
+            # wraps the 16-bit context numbers).
+            r.conformance("comm", prog_args=("10000",), label="comm: 10,000 communicators (AddressSanitizer build)")
+        else:
+            r.conformance("comm", prog_args=("100000",), label="comm: 100,000 communicators")
     ms = int((time.time() - t0) * 1000)
     total = r.passed + r.failed
     if r.failed:
