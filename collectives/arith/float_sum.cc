@@ -302,15 +302,14 @@ void float_sum_pass1_encode_parts(const F* const* xs, uint32_t parts, uint32_t n
   using U = typename Fmt::U;
   constexpr int kP = Fmt::kPrecision;
   const FloatSumKernels* kern = std::is_same_v<F, double> ? float_sum_kernels() : nullptr;
-  const bool vec = kern != nullptr;
   for (uint32_t blk = 0; blk < blocks_of(n); ++blk) {
     const uint32_t at = blk * kFloatSumBlock;
     uint32_t w[kFloatSumPass1Words] = {};
     const uint32_t len = block_len(n, blk);
     if constexpr (std::is_same_v<F, double>) {
-      if (vec) kern->pass1(xs, parts, at, len, w);
+      if (kern) kern->pass1(xs, parts, at, len, w);
     }
-    for (uint32_t j = 0; j < parts && !vec; ++j) {
+    for (uint32_t j = 0; j < parts && !kern; ++j) {
       const F* xb = xs[j] + at;
       for (uint32_t k = 0; k < len; ++k) {  // branch-free, so it vectorises
         const U u = bits_of(xb[k]);
