@@ -1,6 +1,6 @@
 // CRC32C: the portable table version, the SSE4.2 single chain, and the
 // choice between them and the folding versions (crc32c_fold.cc,
-// crc32c_fold128.cc), made once
+// crc32c_hybrid.cc, crc32c_fold128.cc), made once
 // by CPUID so that one binary runs everywhere and uses what it finds.
 #include "netstack/crc32c.h"
 
@@ -31,6 +31,7 @@ using Fn = uint32_t (*)(const void*, size_t, uint32_t);
 
 Fn choose() {
   if (fold_supported()) return fold;
+  if (hybrid_supported()) return hybrid;
   if (fold128_supported()) return fold128;
   if (single_chain_supported()) return single_chain;
   return portable;
@@ -74,7 +75,11 @@ bool fold_supported() {
 
 const char* chosen() {
   const Fn f = choose();
-  return f == fold ? "fold" : f == fold128 ? "fold128" : f == single_chain ? "single-chain" : "portable";
+  return f == fold           ? "fold"
+         : f == hybrid       ? "hybrid"
+         : f == fold128      ? "fold128"
+         : f == single_chain ? "single-chain"
+                             : "portable";
 }
 
 }  // namespace crc32c_impl

@@ -29,11 +29,17 @@ uint32_t fold(const void* data, size_t len, uint32_t crc = 0);
 // (crc32c_fold128.cc), for CPUs without VPCLMULQDQ; short inputs go to
 // single_chain.
 uint32_t fold128(const void* data, size_t len, uint32_t crc = 0);
+// SSE4.2 + PCLMULQDQ: fold128's folding over part of the message beside
+// three crc32q chains over the rest, on the other execution port
+// (crc32c_hybrid.cc); short inputs go to fold128.
+uint32_t hybrid(const void* data, size_t len, uint32_t crc = 0);
 
 bool single_chain_supported();
 bool fold_supported();
 bool fold128_supported();
-// What crc32c() runs here: "fold", "fold128", "single-chain" or "portable".
+bool hybrid_supported();
+// What crc32c() runs here: "fold", "hybrid", "fold128", "single-chain" or
+// "portable".
 const char* chosen();
 
 }  // namespace crc32c_impl

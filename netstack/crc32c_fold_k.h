@@ -5,16 +5,31 @@
 
 namespace toroid::crc32c_impl::fold_k {
 
-// x^n mod P in normal bit order (bit d: coefficient of x^d), P = Castagnoli.
-constexpr uint32_t xpow_mod(unsigned n) {
-  constexpr uint64_t kPoly = 0x1EDC6F41u;  // x^32 implicit
-  uint64_t r = 1;
-  for (unsigned i = 0; i < n; ++i) {
+// Polynomials below are in normal bit order (bit d: coefficient of x^d),
+// reduced mod P = Castagnoli (x^32 implicit).
+constexpr uint64_t kPoly = 0x1EDC6F41u;
+
+// a * b mod P.
+constexpr uint32_t mul_mod(uint32_t a, uint32_t b) {
+  uint64_t r = 0;
+  for (int d = 31; d >= 0; --d) {
     r <<= 1;
     if (r >> 32) r = (r & 0xffffffffu) ^ kPoly;
+    if (b >> d & 1) r ^= a;
   }
   return static_cast<uint32_t>(r);
 }
+
+// x^n mod P, by squaring: cheap enough for tables of large n.
+constexpr uint32_t xpow_mod(unsigned n) {
+  uint32_t r = 1, sq = 2;  // sq = x^(2^i)
+  for (; n; n >>= 1) {
+    if (n & 1) r = mul_mod(r, sq);
+    sq = mul_mod(sq, sq);
+  }
+  return r;
+}
+static_assert(xpow_mod(32) == kPoly && xpow_mod(31) == 1u << 31);
 
 // The reflected qword whose polynomial is x^(n-1) mod P (see above): a
 // multiplier that moves a qword n bits further along the message.

@@ -195,8 +195,25 @@ TEST(Crc32c, Fold128MatchesTheReferenceAtEveryLengthAndAlignment) {
                        crc32c_impl::fold128(big.data() + 1000, big.size() - 1000, head));
 }
 
+TEST(Crc32c, HybridMatchesTheReferenceAtEveryLengthAndAlignment) {
+  if (!crc32c_impl::hybrid_supported()) TOROID_SKIP("no PCLMULQDQ on this CPU");
+  // Every split of a chunk up to a jumbo frame and more, at every alignment
+  // in a 16-byte lane, continuing a CRC passed in.
+  STRCMP_EQUAL("", first_mismatch(crc32c_impl::hybrid, 10000, offsets_below(16)).c_str());
+  // Past one chunk (16 KiB): every length around the chunk boundaries, and
+  // a start value carried in from an earlier piece.
+  const auto big = random_bytes(14, 3 * 16384 + 2000);
+  for (size_t len = 16384 - 40; len <= 16384 + 1200; len += 7)
+    UNSIGNED_LONGS_EQUAL(crc32c_impl::single_chain(big.data() + 3, len), crc32c_impl::hybrid(big.data() + 3, len));
+  UNSIGNED_LONGS_EQUAL(crc32c_impl::single_chain(big.data(), big.size()), crc32c_impl::hybrid(big.data(), big.size()));
+  const uint32_t head = crc32c_impl::single_chain(big.data(), 1000);
+  UNSIGNED_LONGS_EQUAL(crc32c_impl::single_chain(big.data(), big.size()),
+                       crc32c_impl::hybrid(big.data() + 1000, big.size() - 1000, head));
+}
+
 TEST(Crc32c, Crc32cRunsTheFastestImplementationTheCpuHas) {
   const char* want = crc32c_impl::fold_supported()           ? "fold"
+                     : crc32c_impl::hybrid_supported()       ? "hybrid"
                      : crc32c_impl::fold128_supported()      ? "fold128"
                      : crc32c_impl::single_chain_supported() ? "single-chain"
                                                              : "portable";
