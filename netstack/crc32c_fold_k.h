@@ -31,15 +31,17 @@ constexpr uint32_t xpow_mod(unsigned n) {
 }
 static_assert(xpow_mod(32) == kPoly && xpow_mod(31) == 1u << 31);
 
-// The reflected qword whose polynomial is x^(n-1) mod P (see above): a
-// multiplier that moves a qword n bits further along the message.
-constexpr uint64_t shift_by(unsigned n) {
-  const uint32_t r = xpow_mod(n - 1);
+// A remainder as the carry-less multiplier uses it: reflected in a qword.
+constexpr uint64_t reflected(uint32_t r) {
   uint64_t k = 0;
   for (int d = 0; d < 32; ++d)
     if (r >> d & 1) k |= uint64_t{1} << (63 - d);
   return k;
 }
+
+// The reflected qword whose polynomial is x^(n-1) mod P (see above): a
+// multiplier that moves a qword n bits further along the message.
+constexpr uint64_t shift_by(unsigned n) { return reflected(xpow_mod(n - 1)); }
 
 // The multipliers that move a 128-bit lane `bytes` on: its first qword in
 // memory (the higher powers of x) by 8*bytes + 64 bits, its second by

@@ -50,7 +50,10 @@ constexpr Split split(size_t len) {
 
 constexpr size_t max_q() {
   size_t m = 0;
-  for (size_t len = kHybridMin; len <= kMaxChunk; ++len) m = split(len).q > m ? split(len).q : m;
+  for (size_t len = kHybridMin; len <= kMaxChunk; ++len) {
+    const size_t q = split(len).q;
+    if (q > m) m = q;
+  }
   return m;
 }
 constexpr size_t kMaxQ = max_q();
@@ -60,16 +63,41 @@ constexpr size_t kMaxQ = max_q();
 struct Movers {
   long long f_first, f_second, b1, b2;
 };
+constexpr Movers movers_direct(size_t q) {
+  const auto s = static_cast<unsigned>(8 * q);
+  const fold_k::LaneK f = fold_k::lane_k(3 * s);
+  return {f.first, f.second, fold_k::lane_k(2 * s - 16).first, fold_k::lane_k(s - 16).first};
+}
+// The same, entry after entry: as powers of x (fold_k::shift_by(n) is
+// x^(n-1)) entry q holds x^(192q+63), x^(192q-1), x^(128q-65) and
+// x^(64q-65), so each is the previous one times x^192, x^192, x^128 or x^64:
+// one multiplication per value instead of a power each, which keeps the
+// table within what compilers evaluate in one constant (clang stops at
+// about a million steps).
 constexpr std::array<Movers, kMaxQ + 1> make_movers() {
+  using fold_k::mul_mod;
+  using fold_k::reflected;
+  using fold_k::xpow_mod;
   std::array<Movers, kMaxQ + 1> t{};
+  const uint32_t by192 = xpow_mod(192), by128 = xpow_mod(128), by64 = xpow_mod(64);
+  uint32_t ff = xpow_mod(192 * 2 + 63), fs = xpow_mod(192 * 2 - 1), b1 = xpow_mod(128 * 2 - 65),
+           b2 = xpow_mod(64 * 2 - 65);
   for (size_t q = 2; q <= kMaxQ; ++q) {
-    const auto s = static_cast<unsigned>(8 * q);
-    const fold_k::LaneK f = fold_k::lane_k(3 * s);
-    t[q] = {f.first, f.second, fold_k::lane_k(2 * s - 16).first, fold_k::lane_k(s - 16).first};
+    t[q] = {static_cast<long long>(reflected(ff)), static_cast<long long>(reflected(fs)),
+            static_cast<long long>(reflected(b1)), static_cast<long long>(reflected(b2))};
+    ff = mul_mod(ff, by192);
+    fs = mul_mod(fs, by192);
+    b1 = mul_mod(b1, by128);
+    b2 = mul_mod(b2, by64);
   }
   return t;
 }
 constexpr std::array<Movers, kMaxQ + 1> kMovers = make_movers();
+constexpr bool same(const Movers& a, const Movers& b) {
+  return a.f_first == b.f_first && a.f_second == b.f_second && a.b1 == b.b1 && a.b2 == b.b2;
+}
+static_assert(same(kMovers[2], movers_direct(2)) && same(kMovers[3], movers_direct(3)) &&
+              same(kMovers[kMaxQ], movers_direct(kMaxQ)));
 
 using lane128::fold_onto;
 using lane128::lane;
