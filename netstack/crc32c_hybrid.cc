@@ -31,7 +31,7 @@ namespace {
 // Per loop iteration: 128 folded bytes (16 multiplies on the multiplier's
 // port) beside 3 * kChainQwords crc32q (on the CRC port). On Cascade Lake
 // 6 was best (9000 B: 4 -> 36.2 GB/s, 5 -> 37.8, 6 -> 39.4, 7 -> 37.7,
-// 8 -> 36.5): the fold's xors take some of the multiplier port's slots.
+// 8 -> 36.5).
 constexpr size_t kChainQwords = 6;
 constexpr size_t kUnit = 128 + 24 * kChainQwords;  // bytes per iteration
 constexpr size_t kHybridMin = 2 * kUnit;           // below: fold128
