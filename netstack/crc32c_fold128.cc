@@ -7,6 +7,8 @@
 // cover the multiply's latency (about 6 cycles); the multiplier's
 // throughput (one a cycle, two per 16 bytes) bounds it at 8 bytes a cycle,
 // three times the single chain's 8 bytes per crc32q latency of 3 cycles.
+// crc32c() reaches it through crc32c_hybrid.cc, which hands it messages
+// below 544 bytes and above that runs the same folding beside crc32q chains.
 #include "netstack/crc32c.h"
 #include "netstack/crc32c_lane128.h"
 
