@@ -10,11 +10,15 @@ prints a CppUTest-style summary line that ./toroid test counts.
 --extra adds the checks that need to run once only: every function mpi.h
 declares links, and 100,000 communicators made and freed (10,000 in an
 AddressSanitizer build).
+The launcher's run directories (rank logs) go to a temporary directory,
+removed when every case passed and kept, named in the last lines, when one
+failed.
 Exit status: 0 all passed, 1 a failure, 77 the driver cannot run here.
 """
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -186,9 +190,11 @@ def main():
     ms = int((time.time() - t0) * 1000)
     total = r.passed + r.failed
     if r.failed:
+        print("the ranks' logs: %s" % a.run_dir)
         print("Errors (%d failures, %d tests, %d ran, %d checks, 0 ignored, 0 filtered out, %d ms)" %
               (r.failed, total, total, r.checks, ms))
         return 1
+    shutil.rmtree(a.run_dir, ignore_errors=True)
     print("OK (%d tests, %d ran, %d checks, 0 ignored, 0 filtered out, %d ms)" % (total, total, r.checks, ms))
     return 0
 
