@@ -57,10 +57,14 @@ Prefs two_nodes(const CollArgs& a, uint64_t bytes) {
 // 204-222 at 16 KiB, 4.1-4.3 against 6.3-6.7 ms at 4 MiB; alltoall of
 // 512 KiB blocks pairwise 6.8-6.9 against random-order's 8.0-8.1 ms (64 and
 // 128 KiB blocks: within each other's spread; 8 KiB: random-order 120-139
-// against 178-185 us). The barrier stays the network's: torus-ring won
+// against 178-185 us). On a second machine (2026-11-28, docs/collectives.md),
+// alternating runs: 128 KiB blocks pairwise 3.69-3.90 against 4.00-4.74 ms
+// (6 of 6), 64 KiB 1.85-2.63 against 1.97-2.20 ms (7 of 8, medians 1.95
+// against 2.06), 32 KiB random-order 0.80-0.91 against 0.85-0.97 ms (6 of 6):
+// pairwise from 64 KiB. The barrier stays the network's: torus-ring won
 // three runs of four in one series and lost three of four in the next.
 constexpr uint64_t kCubeSmall = 16 * 1024;
-constexpr uint64_t kCubePairwiseMin = 256 * 1024;  // bytes per alltoall block
+constexpr uint64_t kCubePairwiseMin = 64 * 1024;  // bytes per alltoall block
 bool cube(const CommInfo& c) {
   return c.box && c.shape.n[0] == 2 && c.shape.n[1] == 2 && c.shape.n[2] == 2;
 }

@@ -116,7 +116,11 @@ TEST(Select, TableChoices) {
   const int64_t dummy = 0;
   big.send = &dummy;  // not in place
   STRCMP_EQUAL("pairwise", pick(cube, big).c_str());  // 512 KiB blocks on the cube
-  big.count = 1 << 14;                                  // 128 KiB blocks
+  big.count = 1 << 13;                                  // 64 KiB blocks
+  STRCMP_EQUAL("pairwise", pick(cube, big).c_str());
+  big.count = (1 << 13) - 1;  // just under: the torus-aware random order
+  STRCMP_EQUAL("random-order", pick(cube, big).c_str());
+  big.count = 1 << 12;  // 32 KiB blocks
   STRCMP_EQUAL("random-order", pick(cube, big).c_str());
   STRCMP_EQUAL("random-order", pick(world("4x2x1"), big).c_str());
   big.send = nullptr;  // in place
