@@ -63,7 +63,12 @@ constexpr uint64_t kLinkAckDelaySimNs = 1000;   // bare ack if nothing to piggyb
 constexpr uint64_t kLinkDownSimNs = 2 * 1000 * 1000;   // no progress 2 ms (virtual) => down
 constexpr uint64_t kLinkRtoRealNs = 1000 * 1000;      // minimum RTO; srtt + 4 rttvar above it
 constexpr uint64_t kLinkRtoMaxRealNs = 50 * 1000 * 1000;
-constexpr uint64_t kLinkAckDelayRealNs = 20 * 1000;
+// A bare ack waits this long for a data frame to carry it. On eight nodes
+// on two cores an operation takes 40-120 us, so 20 us sent a bare ack for
+// every 2.6 data frames; 200 us sends a tenth as many, and 8 alternating
+// pairs of 2x2x2 runs were no slower (docs/bench.md, "fewer bare acks").
+// Streams never wait for it: their acks go at the low-water marks.
+constexpr uint64_t kLinkAckDelayRealNs = 200 * 1000;
 constexpr uint64_t kLinkDownRealNs = 500 * 1000 * 1000;  // 0.5 s
 constexpr uint64_t kCarrierCheckNs = 1000 * 1000;  // an idle link reads its port's carrier every 1 ms
 // An idle link probes its peer after this much silence; one that hears
@@ -76,6 +81,7 @@ constexpr uint64_t kLinkKeepaliveRealNs = 100 * 1000 * 1000;
 static_assert(kLinkKeepaliveSimNs < kLinkDownSimNs && kLinkKeepaliveRealNs < kLinkDownRealNs,
               "a silent link must be probed before it is declared down");
 static_assert(kLinkRtoSimNs <= kLinkRtoMaxSimNs && kLinkRtoRealNs <= kLinkRtoMaxRealNs);
+static_assert(4 * kLinkAckDelayRealNs <= kLinkRtoRealNs, "a delayed ack must come well before the sender's timeout");
 static_assert(kLinkRtoMaxSimNs < kLinkDownSimNs && kLinkRtoMaxRealNs < kLinkDownRealNs,
               "a link must retry at least once before it is declared down");
 
