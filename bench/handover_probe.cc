@@ -21,36 +21,37 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <new>
 #include <string>
 
+#include "base/args.h"
+#include "base/clock.h"
+#include "base/text.h"
+
 namespace {
+
+using toroid::ArgWalker;
+using toroid::parse_u64;
+using toroid::RealClock;
+using toroid::wall_seconds;
 
 struct alignas(64) Slot {
   std::atomic<uint32_t> tokens;
   std::atomic<uint32_t> bell;      // the futex word: bumped by each wake
   std::atomic<uint32_t> sleeping;  // 1 while the owner may be asleep
-  std::atomic<uint32_t> done;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
-uint64_t now_ns() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-void work(uint64_t ns) {
+// Busy for ns on the process's own clock (one RealClock per process).
+void work(const RealClock& clk, uint64_t ns) {
   if (ns == 0) return;
-  const uint64_t end = now_ns() + ns;
-  while (now_ns() < end) {
+  const uint64_t end = clk.now_ns() + ns;
+  while (clk.now_ns() < end) {
   }
 }
 
@@ -80,8 +81,9 @@ void usage(FILE* f) {
           "Exit status: 0 done, 1 timed out or failed, 2 usage error.\n");
 }
 
-// One process of the ring: takes `share` tokens, then marks itself done.
+// One process of the ring: takes `share` tokens, then returns.
 void run_member(Slot* ring, int me, const Options& o, long share) {
+  const RealClock clk;
   Slot& mine = ring[me];
   Slot& next = ring[(me + 1) % o.procs];
   long taken = 0;
@@ -89,7 +91,7 @@ void run_member(Slot* ring, int me, const Options& o, long share) {
     if (mine.tokens.load(std::memory_order_acquire) > 0) {
       mine.tokens.fetch_sub(1, std::memory_order_acq_rel);
       ++taken;
-      work(o.busy_ns);
+      work(clk, o.busy_ns);
       next.tokens.fetch_add(1, std::memory_order_seq_cst);
       // The fetch_add above is a full barrier: the next one's flag is read
       // after our token is visible, so it either sees the token or we see
@@ -101,7 +103,7 @@ void run_member(Slot* ring, int me, const Options& o, long share) {
       continue;
     }
     if (!o.futex) {
-      work(o.idle_ns);
+      work(clk, o.idle_ns);
       sched_yield();
       continue;
     }
@@ -113,58 +115,48 @@ void run_member(Slot* ring, int me, const Options& o, long share) {
     }
     mine.sleeping.store(0, std::memory_order_relaxed);
   }
-  mine.done.store(1, std::memory_order_release);
-}
-
-bool parse_u64(const char* s, uint64_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = strtoull(s, &end, 10);
-  if (errno || !end || *end || s[0] == '-' || s[0] == '\0') return false;
-  *out = v;
-  return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
+  for (ArgWalker w(argc, argv); w.next();) {
+    const std::string a = w.arg();
     if (a == "--help" || a == "-h") {
       usage(stdout);
       return 0;
     }
-    if (i + 1 >= argc) {
+    std::string v;
+    if (!w.value(&v)) {
       fprintf(stderr, "toroid-handover: %s needs a value (--help)\n", a.c_str());
       return 2;
     }
-    const char* v = argv[++i];
-    uint64_t n = 0;
     if (a == "--mode") {
-      if (strcmp(v, "yield") != 0 && strcmp(v, "futex") != 0) {
-        fprintf(stderr, "toroid-handover: --mode is yield or futex, not '%s'\n", v);
+      if (v != "yield" && v != "futex") {
+        fprintf(stderr, "toroid-handover: --mode is yield or futex, not '%s'\n", v.c_str());
         return 2;
       }
-      o.futex = strcmp(v, "futex") == 0;
+      o.futex = v == "futex";
       continue;
     }
+    uint64_t n = 0;
     if (!parse_u64(v, &n)) {
-      fprintf(stderr, "toroid-handover: %s wants a number, not '%s'\n", a.c_str(), v);
+      fprintf(stderr, "toroid-handover: %s wants a number, not '%s'\n", a.c_str(), v.c_str());
       return 2;
     }
     if (a == "--procs")
-      o.procs = static_cast<int>(n);
+      o.procs = static_cast<int>(std::min<uint64_t>(n, 1u << 20));
     else if (a == "--tokens")
-      o.tokens = static_cast<int>(n);
+      o.tokens = static_cast<int>(std::min<uint64_t>(n, 1u << 20));
     else if (a == "--hops")
-      o.hops = static_cast<long>(n);
+      o.hops = static_cast<long>(std::min<uint64_t>(n, uint64_t{1} << 40));
     else if (a == "--idle-ns")
       o.idle_ns = n;
     else if (a == "--busy-ns")
       o.busy_ns = n;
     else if (a == "--timeout")
-      o.timeout_s = static_cast<int>(n);
+      o.timeout_s = static_cast<int>(std::min<uint64_t>(n, 1u << 20));
     else {
       fprintf(stderr, "toroid-handover: unknown option %s (--help)\n", a.c_str());
       return 2;
@@ -184,7 +176,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < o.procs; ++r) new (&ring[r]) Slot{};
   for (int k = 0; k < o.tokens; ++k) ring[k * o.procs / o.tokens].tokens.store(1);
   const long share = o.hops / o.procs;  // every member takes the same number
-  const uint64_t t0 = now_ns();
+  const double t0 = wall_seconds();
   pid_t pids[256];
   for (int r = 0; r < o.procs; ++r) {
     pids[r] = fork();
@@ -204,14 +196,13 @@ int main(int argc, char** argv) {
     int st = 0;
     if (waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) ++failed;
   }
-  const uint64_t t1 = now_ns();
+  const double t1 = wall_seconds();
   if (failed) {
     fprintf(stderr, "toroid-handover: %d of %d processes did not finish within %d s\n", failed, o.procs, o.timeout_s);
     return 1;
   }
   printf("procs=%d mode=%s tokens=%d hops=%ld idle_ns=%llu busy_ns=%llu: %.2f us per hop\n", o.procs,
          o.futex ? "futex" : "yield", o.tokens, share * o.procs, static_cast<unsigned long long>(o.idle_ns),
-         static_cast<unsigned long long>(o.busy_ns),
-         static_cast<double>(t1 - t0) / 1e3 / static_cast<double>(share * o.procs));
+         static_cast<unsigned long long>(o.busy_ns), (t1 - t0) * 1e6 / static_cast<double>(share * o.procs));
   return 0;
 }
