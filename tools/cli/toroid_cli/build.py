@@ -6,11 +6,17 @@
   fuzz     build-fuzz/   clang, -Dfuzz=true, every object with the fuzzer's
                          coverage and ASan + UBSan (`./toroid fuzz` only)
 
+  pgo      build-pgo-gen/, build-pgo/: the profile-guided node program
+                         (pgo.py; `./toroid build`, `./toroid bench`)
+
 `meson setup` runs only when the dir is not configured yet; a configured but
-broken dir is re-created with `meson setup --wipe`; otherwise `meson compile`
-is enough (ninja re-runs meson when a meson.build changes).
+broken dir is re-created with `meson setup --wipe`; one configured with other
+arguments than today's (toroid-setup-args.json in the dir says which) gets
+`meson setup --reconfigure`; otherwise `meson compile` is enough (ninja re-runs
+meson when a meson.build changes).
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -83,10 +89,10 @@ def healthy(path):
     return r is not None and r.returncode == 0
 
 
-def up_to_date(path):
+def up_to_date(path, targets=None):
     if shutil.which("ninja") is None:
         return False
-    r = _quiet_run(["ninja", "-C", path, "-n"], None)
+    r = _quiet_run(["ninja", "-C", path, "-n"] + list(targets or []), None)
     return r is not None and any(line.startswith("ninja: no work to do") for line in r.stdout.splitlines())
 
 
@@ -112,24 +118,53 @@ def build(paths, variant, out, quiet=False, targets=None):
     path = os.path.join(paths.root, name)
     if quiet and not targets and healthy(path) and up_to_date(path):
         return
+    build_in(paths, name, setup_args, out, targets=targets, env=_compiler_env(variant), what=variant)
+
+
+def build_in(paths, name, setup_args, out, targets=None, env=None, what=""):
+    """Configures <root>/name with setup_args if needed, then compiles."""
+    path = os.path.join(paths.root, name)
     failed = Failure("build failed in %s/" % name)
-    env = _compiler_env(variant)
 
     def run(cmd):
         out.flush()
         return run_child(cmd, cwd=paths.root, stdout=out, env=env) == 0
 
-    say(out, "building (%s) in %s/ ..." % (variant, name))
+    say(out, "building (%s) in %s/ ..." % (what, name))
     if os.path.isfile(os.path.join(path, "meson-private", "coredata.dat")):
         if not healthy(path):
             say(out, "%s/ is configured but broken; re-creating it (meson setup --wipe)" % name)
             if not run(["meson", "setup", "--wipe", name] + setup_args):
                 say(sys.stderr, "meson setup --wipe failed; if %s/ stays broken, delete it and run this again" % name)
                 raise failed
+        elif configured_with(path) != setup_args:
+            why = "has no record of its arguments" if configured_with(path) is None else "was configured otherwise"
+            say(out, "%s/ %s; meson setup --reconfigure" % (name, why))
+            if not run(["meson", "setup", "--reconfigure", name] + setup_args):
+                raise failed
     elif not run(["meson", "setup", name] + setup_args):
         raise failed
+    _record_configuration(path, setup_args)
     if not run(["meson", "compile", "-C", name] + list(targets or [])):
         raise failed
+
+
+SETUP_ARGS_FILE = "toroid-setup-args.json"
+
+
+def configured_with(path):
+    """The arguments build_in last configured `path` with (None: not known)."""
+    try:
+        with open(os.path.join(path, SETUP_ARGS_FILE)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _record_configuration(path, setup_args):
+    if configured_with(path) != setup_args:
+        with open(os.path.join(path, SETUP_ARGS_FILE), "w") as f:
+            json.dump(setup_args, f)
 
 
 def prepare(paths, out, quiet=True):

@@ -5,7 +5,7 @@ import re
 import sys
 import tempfile
 
-from . import benchreport, build, packages
+from . import benchreport, build, packages, pgo
 from .common import (LINKBENCH_BIN_REL, MICROBENCH_BIN_REL, RIG_BIN_REL, UsageError, caller_path, check_dims,
                      exec_program, parse_strict, require_binary, run_child, say, split_passthrough, usage, with_run_dir)
 
@@ -13,10 +13,10 @@ NAME = "bench"
 SYNOPSIS = ["[--dims XxYxZ] [--driver LIST] [--rounds N] [--colls LIST] [--algos KIND=A,B]...",
             "[--dtype LIST] [--op LIST] [--repro LIST] [--sizes LIST] [--reps N]",
             "[--frame 1518|9000] [--wait spin|idle] [--with-link] [--json FILE]",
-            "[--plot FILE.png] [-- RIG_ARGS...]"]
+            "[--plot FILE.png] [--no-pgo] [-- RIG_ARGS...]"]
 LINK_SYNOPSIS = "--link [--driver memif|uring] [--json FILE] [-- LINK_ARGS...]"
 MICRO_SYNOPSIS = "--micro [--json FILE] [--filter REGEX] [-- BENCH_ARGS...]"
-SUMMARY = ("build (release), run the library's collectives on the host rig (allreduce, bcast, reduce, "
+SUMMARY = ("build (release and profile-guided), run the library's collectives on the host rig (allreduce, bcast, reduce, "
            "allgather, alltoall, reduce_scatter, barrier: latency and bus bandwidth per size, algorithm and "
            "datatype); --link: the raw link's ping-pong latency and streaming rate; --micro: the "
            "micro-benchmarks (CRC32C, routing, link, transit)")
@@ -68,7 +68,7 @@ def add_parser(sub, prog):
                        description="""\
 Builds build/ (release; build output goes to stderr), then:
 
-(default) the collective sweep on the host rig: build/%s --job bench
+(default) the collective sweep on the host rig: build-pgo/%s --job bench
   --quiet --run-dir <repo>/run, one toroid-node process per node. Every
   collective runs through the library's communicator (Comm::start, Comm::test)
   and every repetition's result is checked. For each collective, datatype
@@ -79,7 +79,9 @@ Builds build/ (release; build output goes to stderr), then:
   reduce_scatter: x (n-1)/n; algbw = bytes / time; GB/s = 1e9 B/s). A '*' after
   an algorithm marks the selector's choice for that operation. A row that
   cannot run says why (the library's reason, or a size that is not whole
-  elements), never a figure.
+  elements), never a figure. build-pgo/ is the profile-guided node program
+  (`./toroid build --help`), built and trained first when it is missing or
+  older than the sources; --no-pgo runs build/'s instead.
 
 --link: the raw Port between two processes, no netstack: build/%s.
   Ping-pong of 64..9000-byte frames (one-way = round trip / 2) and streaming of
@@ -120,6 +122,9 @@ exit status: the benchmark's status (0 measured, 1 a node or link failed);
                        help="draw latency (log-log) and bus bandwidth against size per collective and algorithm, "
                             "with the raw link's limits (implies --with-link); bench/plot.py with Debian's "
                             "python3-matplotlib, installed on first use")
+    sweep.add_argument("--no-pgo", action="store_true",
+                       help="run the release build's node program (build/) instead of the profile-guided one "
+                            "(build-pgo/)")
     out = p.add_argument_group("output")
     out.add_argument("--json", metavar="FILE",
                      help="also write the records as a JSON array (relative to the current directory): "
@@ -149,6 +154,7 @@ class Plan:
         self.json = caller_path(args.json)
         self.plot = caller_path(args.plot)
         self.filter = args.filter
+        self.pgo = not args.no_pgo
         self.passthrough = passthrough
 
     def several(self):
@@ -180,6 +186,8 @@ def parse(parser, argv):
             usage("%s is an option of the collective sweep" % args.rig_opts[0])
         if args.dims is not None:
             usage("--dims is an option of the collective sweep")
+        if args.no_pgo:
+            usage("--no-pgo is an option of the collective sweep")
     if args.filter is not None and not args.micro:
         usage("--filter is an option of --micro")
     if not args.driver:
@@ -225,7 +233,11 @@ def run(ctx, argv):
         require_binary(NAME, linkbench, paths)
         exec_program([linkbench, "--driver", plan.driver] + (["--json", plan.json] if plan.json else [])
                      + plan.passthrough)
-    rig = require_binary(NAME, paths.binary("build", RIG_BIN_REL), paths)
+    if plan.pgo:
+        pgo.ensure(paths, err)
+        rig = require_binary(NAME, pgo.rig(paths), paths)
+    else:
+        rig = require_binary(NAME, paths.binary("build", RIG_BIN_REL), paths)
     with tempfile.TemporaryDirectory(prefix="toroid-bench-") as tmp:
         return sweep(ctx, plan, rig, linkbench, tmp)
 
