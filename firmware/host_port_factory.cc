@@ -130,7 +130,9 @@ std::string numa_cpus(int n) {
   if (!ok || !parse_cpu_list(list, &node) || sched_getaffinity(0, sizeof mine, &mine) != 0) return "";
   std::string out;
   for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &node) && CPU_ISSET(c, &mine)) out += (out.empty() ? "" : ",") + std::to_string(c);
+    if (!CPU_ISSET(c, &node) || !CPU_ISSET(c, &mine)) continue;
+    if (!out.empty()) out += ',';
+    out += std::to_string(c);
   }
   return out;
 }
