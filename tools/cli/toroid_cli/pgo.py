@@ -95,7 +95,8 @@ def _train(paths, out):
         with open(log, "w") as f:
             status = run_child(cmd, cwd=paths.root, stdout=f, stderr=f)
         if status != 0:
-            raise Failure("pgo: training run %d failed (status %d); its output: %s" % (i, status, log))
+            raise Failure("pgo: training run %d failed (status %d); its output: %s (`./toroid build --no-pgo` "
+                          "builds without the profile-guided node program)" % (i, status, log))
     if not os.path.isdir(prof) or not os.listdir(prof):
         raise Failure("pgo: the training wrote no profile to %s" % prof)
     say(out, "pgo: trained in %.0f s (%d profile files)" % (time.monotonic() - start, len(os.listdir(prof))))
