@@ -52,6 +52,14 @@ class CollCase {
   size_t output_bytes() const { return out_bytes_; }
   std::string sha256() const;
   uint64_t checked() const { return checked_; }
+  // Called every kVerifyTickElems elements while verify() runs: a long check
+  // (a sanitizer build, nodes sharing cores) lets the node's loop run a round
+  // so that its links keep answering their neighbours' keepalives.
+  static constexpr uint64_t kVerifyTickElems = 4096;
+  void set_verify_tick(void (*fn)(void*), void* ctx) {
+    tick_ = fn;
+    tick_ctx_ = ctx;
+  }
 
  private:
   CaseSpec spec_;
@@ -62,6 +70,8 @@ class CollCase {
   const uint8_t* out_ptr_ = nullptr;
   size_t out_bytes_ = 0;
   mutable uint64_t checked_ = 0;
+  void (*tick_)(void*) = nullptr;
+  void* tick_ctx_ = nullptr;
 };
 
 }  // namespace toroid
