@@ -123,7 +123,7 @@ Status CollCase::verify() const {
     const uint8_t* got = out_ptr_ + pos * esize_;
     bool ok = colldata::close_enough(s.dtype, got, w, bound);
     if (ok && rop_is_loc(s.op)) ok = std::memcmp(got + dtype_size(s.dtype), w + dtype_size(s.dtype), 4) == 0;
-    if (++checked_ % kVerifyTickElems == 0 && tick_) tick_(tick_ctx_);
+    if (++checked_ % kVerifyTickElems == 0 && loop_) loop_->run_once();
     if (ok) return Status::ok();
     return error(Code::kInternal, "%s element %llu is %s, expected %s%s", what, static_cast<unsigned long long>(pos),
                  colldata::format_element(s.dtype, s.op, got).c_str(),
@@ -145,7 +145,7 @@ Status CollCase::verify() const {
     src.rows_keyed(keys.data(), rank, first, n, expect.data());
     if (std::memcmp(out_ptr_ + pos * esize_, expect.data(), n * esize_) == 0) {
       checked_ += n;
-      if (n >= kVerifyTickElems && tick_) tick_(tick_ctx_);
+      if (n >= kVerifyTickElems && loop_) loop_->run_once();
       return Status::ok();
     }
     for (uint64_t i = 0; i < n; ++i)

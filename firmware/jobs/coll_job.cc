@@ -122,7 +122,9 @@ Result<CollJobSpec> parse_coll_args(const std::map<std::string, std::string>& ar
 }
 
 CollJob::CollJob(const JobContext& ctx, CollJobSpec spec)
-    : ctx_(ctx), job_(std::move(spec)), src_(job_.spec.dtype, job_.spec.op, job_.spec.seed) {}
+    : ctx_(ctx), job_(std::move(spec)), src_(job_.spec.dtype, job_.spec.op, job_.spec.seed) {
+  case_.serve_loop_while_checking(ctx_.loop);
+}
 
 void CollJob::start() {
   Comm& comm = ctx_.comm;

@@ -42,7 +42,9 @@ Result<SoakSpec> parse_soak_args(const std::map<std::string, std::string>& args)
   return s;
 }
 
-SoakJob::SoakJob(const JobContext& ctx, SoakSpec spec) : ctx_(ctx), spec_(spec) {}
+SoakJob::SoakJob(const JobContext& ctx, SoakSpec spec) : ctx_(ctx), spec_(spec) {
+  case_.serve_loop_while_checking(ctx_.loop);
+}
 
 void SoakJob::start() {
   started_ = true;
