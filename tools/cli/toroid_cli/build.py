@@ -137,14 +137,15 @@ def build_in(paths, name, setup_args, out, targets=None, env=None, what=""):
             if not run(["meson", "setup", "--wipe", name] + setup_args):
                 say(sys.stderr, "meson setup --wipe failed; if %s/ stays broken, delete it and run this again" % name)
                 raise failed
-        elif configured_with(path) != setup_args:
-            why = "has no record of its arguments" if configured_with(path) is None else "was configured otherwise"
+        elif (have := configured_with(path)) != setup_args:
+            why = "has no record of its arguments" if have is None else "was configured otherwise"
             say(out, "%s/ %s; meson setup --reconfigure" % (name, why))
             if not run(["meson", "setup", "--reconfigure", name] + setup_args):
                 raise failed
     elif not run(["meson", "setup", name] + setup_args):
         raise failed
-    _record_configuration(path, setup_args)
+    with open(os.path.join(path, SETUP_ARGS_FILE), "w") as f:
+        json.dump(setup_args, f)
     if not run(["meson", "compile", "-C", name] + list(targets or [])):
         raise failed
 
@@ -159,12 +160,6 @@ def configured_with(path):
             return json.load(f)
     except (OSError, ValueError):
         return None
-
-
-def _record_configuration(path, setup_args):
-    if configured_with(path) != setup_args:
-        with open(os.path.join(path, SETUP_ARGS_FILE), "w") as f:
-            json.dump(setup_args, f)
 
 
 def prepare(paths, out, quiet=True):

@@ -19,7 +19,7 @@ Runs setup, configures the build dir with meson if it is not configured yet
                             runs: toroid-node and toroid-rig built
                             instrumented in build-pgo-gen/, trained on a short
                             bench sweep on the host rig (2x2x2 and 2x1x1,
-                            about a minute), then built again with that profile
+                            10-15 s), then built again with that profile
                             and link-time optimisation. Trains again whenever a
                             source of the node program changed.
   --no-pgo    build/        release only

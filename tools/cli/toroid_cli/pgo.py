@@ -12,7 +12,7 @@ GCC builds the node program (toroid-node, and toroid-rig that starts it) twice:
 The profile lets GCC lay the hot paths out together and move cold code
 (errors, faults, set-up) away from them, which is what a node that shares its
 core with others pays for after every context switch: on 2x2x2 memif (eight
-nodes on two cores) 8-byte allreduce and barrier ran 10-20 % faster in
+nodes on two cores) 8-byte allreduce and barrier ran 15-26 % faster in
 alternating runs (docs/bench.md, "A profile-guided node program").
 
 -fprofile-prefix-path makes the profile's file names relative to each build
@@ -27,12 +27,11 @@ import shutil
 import time
 
 from . import build
-from .common import Failure, run_child, say
+from .common import RIG_BIN_REL, Failure, run_child, say
 
 GEN_DIR = "build-pgo-gen"
 USE_DIR = "build-pgo"
-TARGETS = ["firmware/toroid-node", "firmware/toroid-rig"]
-RIG_REL = "firmware/toroid-rig"
+TARGETS = ["firmware/toroid-node", RIG_BIN_REL]
 
 # The training sweep: every collective the bench times, small and large, on
 # the bench's two shapes, with the selector's algorithms.
@@ -84,7 +83,7 @@ def _train(paths, out):
     gen = os.path.join(paths.root, GEN_DIR)
     prof = os.path.join(gen, "profile")
     shutil.rmtree(prof, ignore_errors=True)
-    rig = os.path.join(gen, RIG_REL)
+    rig = os.path.join(gen, RIG_BIN_REL)
     run_dir = os.path.join(paths.root, "run")
     os.makedirs(run_dir, exist_ok=True)
     start = time.monotonic()
@@ -115,23 +114,26 @@ def ensure(paths, out, quiet=True):
     gen = os.path.join(root, GEN_DIR)
     use = os.path.join(root, USE_DIR)
     trained = os.path.isfile(os.path.join(gen, "profile", "trained"))
-    if not (trained and build.healthy(gen) and build.configured_with(gen) == gen_args(root)
-            and build.up_to_date(gen, TARGETS)):
+    if not (trained and _current(gen, gen_args(root))):
         build.build_in(paths, GEN_DIR, gen_args(root), out, targets=TARGETS, env=_gcc_env(),
                        what="the instrumented node program")
         _train(paths, out)
         if build.healthy(use):   # a new profile: every object again
             if run_child(["ninja", "-C", use, "-t", "clean"], stdout=out, stderr=out) != 0:
                 raise Failure("pgo: could not clean %s/" % USE_DIR)
-    elif (quiet and build.healthy(use) and build.configured_with(use) == use_args(root)
-          and build.up_to_date(use, TARGETS)):
+    elif quiet and _current(use, use_args(root)):
         return
     build.build_in(paths, USE_DIR, use_args(root), out, targets=TARGETS, env=_gcc_env(),
                    what="the profile-guided node program")
 
 
+def _current(path, setup_args):
+    """Configured with setup_args and nothing of TARGETS to rebuild."""
+    return build.healthy(path) and build.configured_with(path) == setup_args and build.up_to_date(path, TARGETS)
+
+
 def rig(paths):
-    return paths.binary(USE_DIR, RIG_REL)
+    return paths.binary(USE_DIR, RIG_BIN_REL)
 
 
 def _gcc_env():
